@@ -1,0 +1,56 @@
+"""toolret: hand an LLM agent the few tools a request needs, out of thousands.
+
+Quickstart::
+
+    from toolret import ToolKnowledgeBase
+    kb = ToolKnowledgeBase("my_tools.kb")   # or ToolKnowledgeBase() in memory
+    kb.add(my_functions)                   # callables, OpenAI tool dicts, ToolDocs...
+    kb.save()
+    result = kb.search("what's the weather in Paris?", k=5)
+    for tool in result.tools:
+        print(tool.name, tool.score, tool.field_scores)
+"""
+
+from __future__ import annotations
+
+from toolret.config import FieldWeights, PenaltyConfig, RetrievalConfig
+from toolret.documents import FIELDS, ToolDoc, ToolParam
+from toolret.errors import (
+    ConfigError,
+    DatasetError,
+    InvalidToolError,
+    KnowledgeBaseError,
+    MissingDependencyError,
+    ModelMismatchError,
+    QueryError,
+    ToolNotFoundError,
+    ToolRetError,
+)
+from toolret.knowledge_base import SyncReport, ToolKnowledgeBase
+from toolret.results import ScoredTool, SearchResult, TraceStep
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "FIELDS",
+    "ConfigError",
+    "DatasetError",
+    "FieldWeights",
+    "InvalidToolError",
+    "KnowledgeBaseError",
+    "MissingDependencyError",
+    "ModelMismatchError",
+    "PenaltyConfig",
+    "QueryError",
+    "RetrievalConfig",
+    "ScoredTool",
+    "SearchResult",
+    "SyncReport",
+    "ToolDoc",
+    "ToolKnowledgeBase",
+    "ToolNotFoundError",
+    "ToolParam",
+    "ToolRetError",
+    "TraceStep",
+    "__version__",
+]

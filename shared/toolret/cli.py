@@ -1,0 +1,396 @@
+"""The ``toolret`` command: index a registry, search it, evaluate and benchmark retrieval.
+
+Four verbs, each a thin layer over the library (nothing here that a Python user could not
+do with :class:`~toolret.ToolKnowledgeBase` and :mod:`toolret.eval`)::
+
+    toolret index tools.jsonl --kb tools.kb [--preset fast]
+    toolret search --kb tools.kb "what's the weather in Paris?" [-k 5]
+    toolret eval --dataset ../shared/benchmarks/bfcl --method bm25 --method mftr --name-level \\
+                 [--k 1,5,10] [--limit 500] [--json report.json] [--plot recall.png]
+    toolret bench --datasets-root ../shared/benchmarks [--limit 500] [--out .bench]
+
+``eval --json OUT`` writes the report of the primary method — the last ``--method`` given
+(``mftr`` by default) — in the documented shape
+``{"dataset", "preset", "n_queries", "metrics", "latency_ms"}``, where ``preset`` is the
+preset name for ``mftr`` and ``"bm25"`` for the baseline. How queries are searched and
+scored is documented in :mod:`toolret.eval.runner`.
+
+Errors toolret raises on purpose (a missing dataset, a bad tool, an unknown preset) print
+one line on stderr and exit with status 2, never a traceback. The knowledge base and its
+heavy dependencies are imported only by the verbs that need them, so ``eval --method bm25``
+starts fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import statistics
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from toolret.errors import ConfigError, DatasetError, ToolRetError
+
+__all__ = ["main", "build_parser", "format_table"]
+
+logger = logging.getLogger("toolret")
+
+METHODS = ("mftr", "bm25")
+DEFAULT_PRESET = "fast"
+DEFAULT_BENCH_LIMIT = 500
+#: Abbreviated column names for the per-field scores of ``toolret search``.
+FIELD_ABBREVIATIONS = {"description": "desc", "parameters": "params", "response": "resp", "examples": "ex"}
+
+
+# ---------------------------------------------------------------------------- formatting
+def format_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """A plain-text table: text left-aligned, numbers right-aligned (floats to 3 decimals).
+
+    >>> print(format_table(["method", "R@5"], [["bm25", 0.4291]]))
+    method    R@5
+    ------  -----
+    bm25    0.429
+    """
+
+    def cell(value: Any) -> str:
+        if value is None:
+            return "-"
+        if isinstance(value, float):
+            return f"{value:.3f}"
+        return str(value)
+
+    text = [[cell(v) for v in row] for row in rows]
+    numeric = [
+        all(isinstance(row[i], (int, float)) and not isinstance(row[i], bool) or row[i] is None for row in rows)
+        for i in range(len(headers))
+    ]
+    widths = [max([len(h)] + [len(r[i]) for r in text]) for i, h in enumerate(headers)]
+
+    def line(values: Sequence[str]) -> str:
+        parts = [v.rjust(w) if num else v.ljust(w) for v, w, num in zip(values, widths, numeric)]
+        return "  ".join(parts).rstrip()
+
+    out = [line(list(headers)), line(["-" * w for w in widths])]
+    out.extend(line(r) for r in text)
+    return "\n".join(out)
+
+
+def _truncate(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _parse_ks(text: str) -> list[int]:
+    from toolret.eval.runner import normalize_ks
+
+    try:
+        values = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise ConfigError(f"--k expects comma-separated positive integers such as 1,5,10, got {text!r}") from None
+    return normalize_ks(values)
+
+
+def _dedupe(values: Sequence[str]) -> list[str]:
+    """Keep the last occurrence of each value, in order (so 'the last given' stays last)."""
+    seen: set[str] = set()
+    kept: list[str] = []
+    for value in reversed(values):
+        if value not in seen:
+            seen.add(value)
+            kept.append(value)
+    return kept[::-1]
+
+
+# ---------------------------------------------------------------------------- retrievers
+def _method_label(method: str, preset: str) -> str:
+    return "bm25" if method == "bm25" else preset
+
+
+def _build_retriever(method: str, dataset: Any, preset: str) -> tuple[Any, float]:
+    """The retriever for ``method`` over the dataset's tools, and how long building it took."""
+    start = time.perf_counter()
+    if method == "bm25":
+        from toolret.baseline import BM25Baseline
+
+        retriever: Any = BM25Baseline(dataset.tools)
+    elif method == "mftr":
+        from toolret import ToolKnowledgeBase
+
+        retriever = ToolKnowledgeBase(None, config=preset)
+        retriever.add(dataset.tool_docs(), progress=True)
+    else:
+        raise ConfigError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
+    seconds = time.perf_counter() - start
+    print(f"{dataset.name}: {_method_label(method, preset)} indexed {len(dataset.tools)} tools in {seconds:.1f} s")
+    return retriever, seconds
+
+
+def _release(retriever: Any) -> None:
+    close = getattr(retriever, "close", None)
+    if callable(close):
+        close()
+
+
+def _report_row(report: Any, method: str) -> list[Any]:
+    ks = report.ks
+    metrics = report.metrics
+    row: list[Any] = [method + (" (by name)" if report.name_level else ""), report.n_queries]
+    row += [metrics[f"recall@{k}"] for k in ks]
+    row += [metrics[f"ndcg@{k}"] for k in ks]
+    row += [metrics[f"completeness@{k}"] for k in ks]
+    row += [metrics["tracc"], report.latency_ms["p50"], report.latency_ms["p95"], report.index_seconds]
+    return row
+
+
+def _report_headers(ks: Sequence[int]) -> list[str]:
+    return (
+        ["method", "n"]
+        + [f"R@{k}" for k in ks]
+        + [f"NDCG@{k}" for k in ks]
+        + [f"C@{k}" for k in ks]
+        + ["TRACC", "p50 ms", "p95 ms", "index s"]
+    )
+
+
+def _write_json(path: str | Path, payload: Any) -> None:
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+# ---------------------------------------------------------------------------- verbs
+def _cmd_index(args: argparse.Namespace) -> int:
+    from toolret import ToolKnowledgeBase
+    from toolret.ingest import load_jsonl
+
+    tools = load_jsonl(args.tools)
+    start = time.perf_counter()
+    kb = ToolKnowledgeBase(args.kb, config=args.preset)
+    ids = kb.add(tools, progress=True)
+    kb.save()
+    seconds = time.perf_counter() - start
+    print(f"indexed {len(ids)} tools from {args.tools} into {args.kb} in {seconds:.1f} s ({len(kb)} tools in total)")
+    return 0
+
+
+def _cmd_search(args: argparse.Namespace) -> int:
+    from toolret import ToolKnowledgeBase
+
+    kb = ToolKnowledgeBase.load(args.kb)
+    result = kb.search(args.query, k=args.k, config=args.preset)
+    fields: list[str] = []
+    for tool in result.tools:
+        fields.extend(f for f in tool.field_scores if f not in fields)
+    fields.sort(key=lambda f: (list(FIELD_ABBREVIATIONS).index(f) if f in FIELD_ABBREVIATIONS else 99, f))
+    headers = ["rank", "tool", "score"] + [FIELD_ABBREVIATIONS.get(f, f) for f in fields] + ["penalty"]
+    rows = [
+        [rank, _truncate(tool.id, 60), tool.score]
+        + [tool.field_scores.get(f) for f in fields]
+        + [tool.penalty]
+        for rank, tool in enumerate(result.tools, start=1)
+    ]
+    print(f"query: {args.query}")
+    print(format_table(headers, rows) if rows else "(no tools found)")
+    if result.trace:
+        steps = ", ".join(f"{s.stage} {s.path} {s.ms:.1f} ms" for s in result.trace)
+        print(f"trace: {steps} (total {result.total_ms:.1f} ms)")
+    return 0
+
+
+def _cmd_eval(args: argparse.Namespace) -> int:
+    from toolret.eval import evaluate, load_dataset
+    from toolret.eval.runner import DEFAULT_CURVE_K
+
+    ks = _parse_ks(args.k)
+    dataset = load_dataset(args.dataset)
+    methods = _dedupe(args.method or ["mftr"])
+    curve_k = DEFAULT_CURVE_K if args.plot else 0
+    n = len(dataset.queries) if args.limit is None else min(args.limit, len(dataset.queries))
+    print(f"dataset {dataset.name}: {len(dataset.tools)} tools, {n} of {len(dataset.queries)} queries")
+    reports = []
+    for method in methods:
+        retriever, seconds = _build_retriever(method, dataset, args.preset)
+        try:
+            report = evaluate(
+                retriever,
+                dataset,
+                ks=ks,
+                limit=args.limit,
+                name_level=args.name_level,
+                progress=True,
+                method=_method_label(method, args.preset),
+                curve_k=curve_k,
+            )
+        finally:
+            _release(retriever)
+        reports.append(report.model_copy(update={"index_seconds": seconds}))
+    rows = [_report_row(r, m if m == "bm25" else f"mftr ({args.preset})") for r, m in zip(reports, methods)]
+    print(format_table(_report_headers(ks), rows))
+    if args.json:
+        _write_json(args.json, reports[-1].to_json_dict())
+        print(f"wrote {methods[-1]} report to {args.json}")
+    if args.plot:
+        from toolret.eval.plots import plot_recall_curves
+
+        plot_recall_curves(reports, args.plot)
+        print(f"wrote recall curves to {args.plot}")
+    return 0
+
+
+def _embedding_floor_ms(embedder: Any, *, warmup: int = 5, calls: int = 50) -> float:
+    """Median time of embedding one short query: the least any dense search pays."""
+    for _ in range(warmup):
+        embedder.embed(["some query"])
+    times = []
+    for _ in range(calls):
+        start = time.perf_counter()
+        embedder.embed(["some query"])
+        times.append((time.perf_counter() - start) * 1000.0)
+    return statistics.median(times)
+
+
+def _cmd_bench(args: argparse.Namespace) -> int:
+    from toolret.eval import evaluate, load_dataset
+
+    root = Path(args.datasets_root)
+    if not root.is_dir():
+        raise DatasetError(f"{root}: datasets root not found (expected one folder per dataset)")
+    folders = sorted(p for p in root.iterdir() if (p / "tools.jsonl").is_file())
+    if not folders:
+        raise DatasetError(f"{root}: no dataset folder with a tools.jsonl inside")
+    limit = None if args.limit == 0 else args.limit
+    presets = _dedupe([DEFAULT_PRESET] + (args.preset or []))
+    ks = (1, 5, 10)
+    floor_ms: float | None = None
+    results: list[dict[str, Any]] = []
+    for folder in folders:
+        dataset = load_dataset(folder)
+        # Ids with '#' mark doc variants of one function name (BFCL): score by name as well.
+        levels = [False, True] if any("#" in tool_id for tool_id in dataset.tool_ids) else [False]
+        for method, preset in [("bm25", "bm25")] + [("mftr", p) for p in presets]:
+            retriever, seconds = _build_retriever(method, dataset, preset)
+            try:
+                if floor_ms is None and hasattr(retriever, "embedder"):
+                    floor_ms = _embedding_floor_ms(retriever.embedder)
+                    print(f"query-embedding floor: {floor_ms:.2f} ms (median of 50 calls)")
+                for name_level in levels:
+                    report = evaluate(
+                        retriever, dataset, ks=ks, limit=limit, name_level=name_level,
+                        progress=True, method=_method_label(method, preset), curve_k=0,
+                    )
+                    entry = report.to_json_dict()
+                    entry.update(level="name" if name_level else "id", index_seconds=seconds)
+                    results.append(entry)
+            finally:
+                _release(retriever)
+
+    headers = ["dataset", "method", "level", "n", "R@5", "NDCG@10", "C@10", "TRACC", "p50 ms", "x floor", "index s"]
+    rows = []
+    for e in results:
+        m, p50 = e["metrics"], e["latency_ms"]["p50"]
+        times_floor = p50 / floor_ms if floor_ms and e["preset"] != "bm25" else None
+        rows.append([e["dataset"], e["preset"], e["level"], e["n_queries"], m["recall@5"], m["ndcg@10"],
+                     m["completeness@10"], m["tracc"], p50, times_floor, e["index_seconds"]])
+    table = format_table(headers, rows)
+    print(table)
+
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    summary = {"datasets_root": str(root), "limit": limit, "presets": presets,
+               "embedding_floor_ms": floor_ms, "results": results}
+    _write_json(out / "bench.json", summary)
+    floor_line = f"{floor_ms:.2f} ms" if floor_ms is not None else "not measured"
+    markdown = (
+        "# toolret bench\n\n"
+        f"Datasets under `{root}`; {'all' if limit is None else f'up to {limit} (seed 0)'} queries each. "
+        f"Query-embedding floor (median of 50 `embed` calls): {floor_line}; "
+        "`x floor` = p50 latency / floor.\n\n"
+        f"```\n{table}\n```\n"
+    )
+    (out / "bench.md").write_text(markdown, encoding="utf-8")
+    print(f"wrote {out / 'bench.json'} and {out / 'bench.md'}")
+    return 0
+
+
+# ---------------------------------------------------------------------------- parser
+def build_parser() -> argparse.ArgumentParser:
+    """The argparse parser of the ``toolret`` command (one sub-parser per verb)."""
+    parser = argparse.ArgumentParser(prog="toolret", description="Tool retrieval for LLM agents.")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log progress details to stderr")
+    verbs = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    index = verbs.add_parser("index", help="index a JSON-lines tool file into a knowledge base")
+    index.add_argument("tools", help="tools.jsonl (benchmark records, OpenAI tool dicts or bare functions)")
+    index.add_argument("--kb", required=True, help="knowledge base directory (created if missing)")
+    index.add_argument("--preset", default=DEFAULT_PRESET, help="retrieval preset stored with it (default: fast)")
+    index.set_defaults(run=_cmd_index)
+
+    search = verbs.add_parser("search", help="search a knowledge base and explain the scores")
+    search.add_argument("query", help="the request to find tools for")
+    search.add_argument("--kb", required=True, help="knowledge base directory built by `toolret index`")
+    search.add_argument("-k", type=int, default=5, help="number of tools (default: 5)")
+    search.add_argument("--preset", default=None, help="override the knowledge base's preset")
+    search.set_defaults(run=_cmd_search)
+
+    ev = verbs.add_parser("eval", help="evaluate retrieval on a benchmark dataset folder")
+    ev.add_argument("--dataset", required=True, help="folder with tools.jsonl and queries.jsonl")
+    ev.add_argument("--preset", default=DEFAULT_PRESET, help="preset for method mftr (default: fast)")
+    ev.add_argument("--method", action="append", choices=METHODS,
+                    help="mftr (the knowledge base, default) or bm25 (baseline); repeat to compare")
+    ev.add_argument("--k", default="1,5,10", help="cut-offs, comma-separated (default: 1,5,10)")
+    ev.add_argument("--limit", type=int, default=None, help="evaluate a reproducible sample of N queries")
+    ev.add_argument("--name-level", action="store_true", help="compare tools by name (id before '#'; BFCL)")
+    ev.add_argument("--json", metavar="OUT", help="write the last method's report as JSON")
+    ev.add_argument("--plot", metavar="OUT.png", help="draw Recall@1..20 of every method (needs matplotlib)")
+    ev.set_defaults(run=_cmd_eval)
+
+    bench = verbs.add_parser("bench", help="compare bm25 and presets on every dataset under a folder")
+    bench.add_argument("--datasets-root", default="../shared/benchmarks", help="folder of dataset folders")
+    bench.add_argument("--preset", action="append", help="preset to add to 'fast' (repeatable)")
+    bench.add_argument("--limit", type=int, default=DEFAULT_BENCH_LIMIT,
+                       help=f"queries per dataset, sampled with seed 0 (default: {DEFAULT_BENCH_LIMIT}; 0 = all)")
+    bench.add_argument("--out", default=".bench", help="folder for bench.json and bench.md (default: .bench)")
+    bench.set_defaults(run=_cmd_bench)
+    return parser
+
+
+def _configure_logging(verbose: bool) -> None:
+    """Show toolret's own log records on stderr; other libraries' loggers are left alone."""
+    log = logging.getLogger("toolret")
+    if not any(getattr(h, "_toolret_cli", False) for h in log.handlers):
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("toolret: %(levelname)s: %(message)s"))
+        handler._toolret_cli = True  # type: ignore[attr-defined]
+        log.addHandler(handler)
+    log.setLevel(logging.INFO if verbose else logging.WARNING)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``toolret`` command; returns the exit status (2 for usage and toolret errors)."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, or a usage error argparse already printed
+        return int(exc.code or 0) if not isinstance(exc.code, str) else 2
+    _configure_logging(args.verbose)
+    if getattr(args, "limit", None) is not None and args.limit < 0:
+        print("toolret: error: --limit must be >= 0", file=sys.stderr)
+        return 2
+    try:
+        return int(args.run(args))
+    except ToolRetError as exc:
+        print(f"toolret: error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"toolret: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("toolret: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

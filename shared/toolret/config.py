@@ -1,0 +1,112 @@
+"""Retrieval configuration: one typed object with named presets.
+
+Every knob of a search lives here, so a user changes behaviour by choosing a preset and
+overriding a field, never by threading keyword arguments through the engine.
+
+Example:
+    >>> cfg = RetrievalConfig.preset("fast")
+    >>> cfg.field_weights.description
+    0.35
+    >>> strict = cfg.model_copy(update={"candidates_per_field": 100})
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from toolret.errors import ConfigError
+
+__all__ = ["FieldWeights", "PenaltyConfig", "RetrievalConfig", "PRESETS", "PresetName"]
+
+PresetName = Literal["fast", "balanced", "full"]
+PRESETS: tuple[PresetName, ...] = ("fast", "balanced", "full")
+
+
+class FieldWeights(BaseModel):
+    """w_f of the MFTR score S = sum_f w_f * S_f + b - P (defaults from DESIGN.md section 1).
+
+    A tool that has nothing for a field (no examples, say) is scored on the fields it has:
+    the weights are renormalised over its non-empty fields, so sparse documentation is not
+    punished as if it were irrelevant.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    description: float = Field(default=0.35, ge=0)
+    parameters: float = Field(default=0.25, ge=0)
+    response: float = Field(default=0.15, ge=0)
+    examples: float = Field(default=0.25, ge=0)
+
+    def as_dict(self) -> dict[str, float]:
+        return {
+            "description": self.description,
+            "parameters": self.parameters,
+            "response": self.response,
+            "examples": self.examples,
+        }
+
+
+class PenaltyConfig(BaseModel):
+    """The parameter-missing penalty P = scale * sum_p sigmoid(alpha (tau - s_p)) * w_p (MFTR).
+
+    ``s_p`` in [0, 1] says how well the query can fill parameter p; ``w_p`` is ``w_required``
+    or ``w_optional``. ``scale`` maps the sum into the range of the field scores (which lie
+    in [0, 1]); P is 0 when the query carries no argument values at all.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    enabled: bool = True
+    alpha: float = Field(default=15.0, gt=0)
+    tau: float = Field(default=0.5, ge=0, le=1)
+    w_required: float = Field(default=1.0, ge=0)
+    w_optional: float = Field(default=0.3, ge=0)
+    scale: float = Field(default=0.05, ge=0)
+
+
+class RetrievalConfig(BaseModel):
+    """How a search runs. Use :meth:`preset` and override fields with ``model_copy``.
+
+    ``balanced`` and ``full`` currently equal ``fast`` (hybrid multi-field retrieval with MFTR
+    scoring); query planning, fusion, reranking and reflection fill them in later.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str = "fast"
+    field_weights: FieldWeights = Field(default_factory=FieldWeights)
+    bias: float = 0.0
+    lexical_weight: float = Field(
+        default=0.2, ge=0, le=1,
+        description="Share of the lexical (BM25) signal within each field; the rest is dense.",
+    )
+    candidates_per_field: int = Field(default=50, ge=1, le=10_000)
+    name_match_boost: float = Field(default=0.2, ge=0)
+    penalty: PenaltyConfig = Field(default_factory=PenaltyConfig)
+    max_query_chars: int = Field(default=8_000, ge=16)
+    max_k: int = Field(default=200, ge=1)
+
+    @field_validator("name")
+    @classmethod
+    def _known_name(cls, value: str) -> str:
+        return value.strip() or "custom"
+
+    @classmethod
+    def preset(cls, name: str) -> RetrievalConfig:
+        """A named preset: ``fast``, ``balanced`` or ``full``."""
+        if name not in PRESETS:
+            raise ConfigError(f"unknown preset {name!r}; choose one of {', '.join(PRESETS)}")
+        return cls(name=name)
+
+    @classmethod
+    def resolve(cls, value: RetrievalConfig | str | None, default: RetrievalConfig | None = None) -> RetrievalConfig:
+        """Accept a config object, a preset name, or None (the default)."""
+        if value is None:
+            return default or cls.preset("fast")
+        if isinstance(value, RetrievalConfig):
+            return value
+        if isinstance(value, str):
+            return cls.preset(value)
+        raise ConfigError(f"config must be a RetrievalConfig or a preset name, not {type(value).__name__}")

@@ -1,0 +1,73 @@
+"""One exception hierarchy for everything toolret raises on purpose.
+
+Callers catch :class:`ToolRetError` to handle any toolret failure; the subclasses say
+which part failed. Every message names the tool or field at fault and what to do.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ToolRetError",
+    "InvalidToolError",
+    "KnowledgeBaseError",
+    "ModelMismatchError",
+    "ConfigError",
+    "DatasetError",
+    "MissingDependencyError",
+    "QueryError",
+    "ToolNotFoundError",
+]
+
+
+class ToolRetError(Exception):
+    """Base class of every error toolret raises deliberately."""
+
+
+class InvalidToolError(ToolRetError, ValueError):
+    """A tool definition could not be turned into a ToolDoc.
+
+    ``tool`` is the tool's name (or a positional label when it has none) and ``field`` the
+    offending field, so a registry of thousands of tools points at the one to fix.
+    """
+
+    def __init__(self, tool: str, field: str, problem: str) -> None:
+        self.tool = tool
+        self.field = field
+        self.problem = problem
+        super().__init__(f"tool {tool!r}, field {field!r}: {problem}")
+
+
+class KnowledgeBaseError(ToolRetError):
+    """The knowledge base on disk or on a server is missing, corrupt or inconsistent."""
+
+
+class ModelMismatchError(KnowledgeBaseError):
+    """A knowledge base was reopened with a different embedding model than it was built with."""
+
+
+class ConfigError(ToolRetError, ValueError):
+    """A configuration value is out of range or names something unknown."""
+
+
+class DatasetError(ToolRetError):
+    """A benchmark dataset folder does not follow the expected format."""
+
+
+class MissingDependencyError(ToolRetError, ImportError):
+    """An optional dependency is not installed; the message gives the pip command."""
+
+    def __init__(self, package: str, extra: str | None = None, purpose: str = "") -> None:
+        hint = f"pip install 'toolret[{extra}]'" if extra else f"pip install {package}"
+        what = f" for {purpose}" if purpose else ""
+        super().__init__(f"{package} is required{what}; install it with: {hint}")
+
+
+class QueryError(ToolRetError, ValueError):
+    """A search request is unusable (empty, too long, or asks for an impossible k)."""
+
+
+class ToolNotFoundError(KnowledgeBaseError, KeyError):
+    """A tool id is not in the knowledge base."""
+
+    def __str__(self) -> str:  # KeyError would otherwise print the repr of the message
+        return str(self.args[0]) if self.args else "tool not found"

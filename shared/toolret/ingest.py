@@ -1,0 +1,652 @@
+"""Ingestion: every kind of tool definition turned into a :class:`~toolret.documents.ToolDoc`.
+
+A registry mixes OpenAI tool dicts, bare JSON-schema specs, Python callables and benchmark
+records; retrieval needs them all in the same MFTR fields. Ingestion copies what the source
+says and invents nothing (a tool without a response description gets an empty ``response``).
+Malformed input raises :class:`~toolret.errors.InvalidToolError` naming the tool and the
+field path, so one bad entry among thousands is easy to find.
+
+Example:
+    >>> doc = from_openai({"type": "function", "function": {
+    ...     "name": "get_weather", "description": "Current weather for a city.",
+    ...     "parameters": {"type": "object", "required": ["location"],
+    ...                    "properties": {"location": {"type": "string",
+    ...                                                "description": "City name"}}}}})
+    >>> doc.field_text("parameters")
+    'location (string, required): City name'
+"""
+
+from __future__ import annotations
+
+import collections.abc as cabc
+import enum
+import functools
+import inspect
+import json
+import logging
+import re
+import types
+import typing
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Callable, NamedTuple
+
+from pydantic import ValidationError
+
+from toolret.docstrings import parse_docstring
+from toolret.documents import ToolDoc, ToolParam
+from toolret.errors import DatasetError, InvalidToolError
+
+__all__ = [
+    "from_openai",
+    "from_callable",
+    "from_module",
+    "from_record",
+    "load_jsonl",
+    "to_tool_doc",
+    "params_from_schema",
+    "MAX_SCHEMA_NESTING",
+]
+
+logger = logging.getLogger("toolret")
+
+#: Deepest JSON nesting (objects and arrays; about half as many nested schemas) accepted in
+#: a parameters schema. Deeper input is a generator bug or a cycle, not documentation.
+MAX_SCHEMA_NESTING = 64
+_UNNAMED = "<unnamed>"
+_EXTRA_KEYS = ("response", "returns", "examples")
+#: Packages whose tool objects need an adapter rather than generic ingestion.
+_FRAMEWORKS = {"langchain": "langchain_toolret", "llama_index": "llamaindex_toolret", "mcp": "an MCP adapter"}
+
+
+# ================================================================== JSON schema -> params
+def params_from_schema(schema: Any, *, tool: str, field: str = "parameters") -> list[ToolParam]:
+    """The top-level arguments of a JSON-schema ``object`` (``None`` means no parameters).
+
+    Types: the schema ``type`` (a list joined with ``|``), ``anyOf``/``oneOf`` alternatives
+    joined with ``|``, and ``"any"`` for ``$ref`` or no type (references are not resolved).
+
+    >>> schema = {"properties": {"q": {"type": ["string", "null"]}}}
+    >>> [p.text() for p in params_from_schema(schema, tool="search")]
+    ['q (string|null, optional)']
+    """
+    if schema is None:
+        return []
+    if not isinstance(schema, dict):
+        raise InvalidToolError(tool, field or "schema", f"expected a JSON-schema object, got {type(schema).__name__}")
+    _check_nesting(schema, tool, field)
+    _require_json(schema, tool, field or "schema")
+    props = schema.get("properties")
+    props = {} if props is None else props
+    if not isinstance(props, dict):
+        raise InvalidToolError(tool, _join(field, "properties"), f"expected an object, got {type(props).__name__}")
+    required = _string_list(schema.get("required"), tool, _join(field, "required"))
+    params: list[ToolParam] = []
+    for name, prop in props.items():
+        if not isinstance(name, str) or not name.strip():
+            raise InvalidToolError(tool, _join(field, "properties"), f"property name {name!r} is empty or not a string")
+        path = _join(field, f"properties.{name}")
+        if not isinstance(prop, dict):
+            raise InvalidToolError(tool, path, f"expected a JSON-schema object, got {type(prop).__name__}")
+        enum_values = prop.get("enum")
+        if enum_values is not None and not isinstance(enum_values, list):
+            raise InvalidToolError(tool, f"{path}.enum", f"expected a list, got {type(enum_values).__name__}")
+        try:
+            params.append(ToolParam(
+                name=name,
+                type=_schema_type(prop, tool, path),
+                required=name in required or prop.get("required") is True,
+                description=_text(prop.get("description"), tool, f"{path}.description"),
+                enum=enum_values,
+                default=prop.get("default"),
+            ))
+        except ValidationError as exc:
+            raise InvalidToolError(tool, path, str(exc.errors()[0].get("msg", exc))) from None
+    return params
+
+
+def _schema_type(schema: dict[str, Any], tool: str, path: str) -> str:
+    if "$ref" in schema:
+        return "any"
+    kind = schema.get("type")
+    if isinstance(kind, str) and kind.strip():
+        return kind.strip()
+    if isinstance(kind, list) and kind and all(isinstance(k, str) and k.strip() for k in kind):
+        return "|".join(dict.fromkeys(k.strip() for k in kind))
+    if kind is not None:
+        raise InvalidToolError(tool, f"{path}.type", f"expected a type name or a list of them, got {kind!r:.80}")
+    for key in ("anyOf", "oneOf", "allOf"):
+        alternatives = schema.get(key)
+        if alternatives is None:
+            continue
+        if not isinstance(alternatives, list):
+            raise InvalidToolError(tool, f"{path}.{key}", f"expected a list, got {type(alternatives).__name__}")
+        names: list[str] = []
+        for i, alt in enumerate(alternatives):
+            if not isinstance(alt, dict):
+                raise InvalidToolError(tool, f"{path}.{key}[{i}]", "expected a JSON-schema object")
+            names.extend(_schema_type(alt, tool, f"{path}.{key}[{i}]").split("|"))
+        if key == "allOf" and len(alternatives) != 1:
+            return "any"  # an intersection has no single type name
+        unique = list(dict.fromkeys(names))
+        return "any" if not unique or "any" in unique else "|".join(unique)
+    return "any"
+
+
+def _check_nesting(schema: dict[str, Any], tool: str, field: str) -> None:
+    """Reject schemas nested deeper than :data:`MAX_SCHEMA_NESTING` (cycles included)."""
+    stack: list[tuple[Any, int, str]] = [(schema, 1, field)]
+    while stack:
+        node, depth, path = stack.pop()
+        if depth > MAX_SCHEMA_NESTING:
+            raise InvalidToolError(tool, path, f"schema is nested deeper than {MAX_SCHEMA_NESTING} levels")
+        items = node.items() if isinstance(node, dict) else enumerate(node)
+        for key, value in items:
+            if isinstance(value, (dict, list)):
+                sub = _join(path, str(key)) if isinstance(node, dict) else f"{path}[{key}]"
+                stack.append((value, depth + 1, sub))
+
+
+def _require_json(value: Any, tool: str, field: str) -> None:
+    """Schemas and metadata are stored and hashed as JSON; a Python object in them is an error."""
+    try:
+        json.dumps(value)
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise InvalidToolError(tool, field, f"not JSON-serializable: {exc}") from None
+
+
+def _join(field: str, rest: str) -> str:
+    return f"{field}.{rest}" if field else rest
+
+
+# ================================================================== field checks
+def _text(value: Any, tool: str, field: str) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise InvalidToolError(tool, field, f"expected a string, got {type(value).__name__}")
+    return value
+
+
+def _name(value: Any, tool: str, field: str) -> str:
+    if value is None:
+        raise InvalidToolError(tool, field, "missing; every tool needs a name")
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidToolError(tool, field, f"expected a non-empty string, got {value!r:.80}")
+    return value.strip()
+
+
+def _string_list(value: Any, tool: str, field: str) -> list[str]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise InvalidToolError(tool, field, f"expected a list of strings, got {type(value).__name__}")
+    for i, item in enumerate(value):
+        if not isinstance(item, str):
+            raise InvalidToolError(tool, f"{field}[{i}]", f"expected a string, got {type(item).__name__}")
+    return value
+
+
+def _response(value: Any, tool: str, field: str) -> str:
+    if value is None or isinstance(value, str):
+        return value or ""
+    if isinstance(value, (dict, list)):
+        try:
+            return json.dumps(value, ensure_ascii=False)
+        except (TypeError, ValueError, RecursionError) as exc:
+            raise InvalidToolError(tool, field, f"not JSON-serializable: {exc}") from None
+    raise InvalidToolError(tool, field, f"expected a string or an object, got {type(value).__name__}")
+
+
+def _label(spec: dict[str, Any], *keys: str) -> str:
+    for key in keys:
+        value = spec.get(key)
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    return _UNNAMED
+
+
+# ================================================================== dict sources
+def from_openai(spec: dict[str, Any]) -> ToolDoc:
+    """A tool from an OpenAI tool dict, a bare function dict, or a bare JSON-schema spec.
+
+    Accepted shapes: ``{"type": "function", "function": {name, description, parameters}}``,
+    ``{name, description, parameters}`` and ``{"title": name, "type": "object",
+    "properties": ...}``. Optional ``response``/``returns`` (string or object) and
+    ``examples`` (list of strings) are read too. The parameters schema is kept verbatim in
+    ``input_schema``; error fields are paths in the given dict (``function.parameters...``).
+    """
+    if not isinstance(spec, dict):
+        raise InvalidToolError(_UNNAMED, "tool", f"expected a dict, got {type(spec).__name__}")
+    kind = spec.get("type")
+    if "function" in spec:
+        fn = spec["function"]
+        label = _label(fn, "name") if isinstance(fn, dict) else _UNNAMED
+        if kind not in (None, "function"):
+            raise InvalidToolError(label, "type", f"unsupported tool type {kind!r}; only 'function' tools")
+        if not isinstance(fn, dict):
+            raise InvalidToolError(label, "function", f"expected an object, got {type(fn).__name__}")
+        outer = {k: spec[k] for k in _EXTRA_KEYS if k in spec and k not in fn}
+        name = _name(fn.get("name"), label, "function.name")
+        return _build(name, fn, fn.get("parameters"), prefix="function.", schema_field="function.parameters",
+                      outer=outer)
+    if kind == "object" or ("properties" in spec and "parameters" not in spec):
+        label = _label(spec, "title", "name")
+        name = _name(spec.get("title", spec.get("name")), label, "title")
+        schema = {k: v for k, v in spec.items() if k not in ("title", "name", "description", *_EXTRA_KEYS)}
+        return _build(name, spec, schema, prefix="", schema_field="")
+    if kind not in (None, "function"):
+        raise InvalidToolError(_label(spec, "name"), "type", f"unsupported tool type {kind!r}; only 'function' tools")
+    name = _name(spec.get("name"), _label(spec, "name"), "name")
+    return _build(name, spec, spec.get("parameters"), prefix="", schema_field="parameters")
+
+
+def from_record(record: dict[str, Any]) -> ToolDoc:
+    """A tool from a benchmark ``tools.jsonl`` record (see ``benchmarks/FORMAT.md``).
+
+    ``id`` becomes the ToolDoc id; ``category`` and ``source`` (when not null) go into
+    ``metadata``.
+    """
+    if not isinstance(record, dict):
+        raise InvalidToolError(_UNNAMED, "record", f"expected a dict, got {type(record).__name__}")
+    doc_id = _name(record.get("id"), _label(record, "name", "id"), "id")
+    name = _name(record.get("name"), doc_id, "name")
+    metadata = {key: record[key] for key in ("category", "source") if record.get(key) is not None}
+    for key, value in metadata.items():
+        _require_json(value, name, key)
+    return _build(name, record, record.get("parameters"), prefix="", schema_field="parameters",
+                  doc_id=doc_id, metadata=metadata)
+
+
+def _build(
+    name: str,
+    spec: dict[str, Any],
+    schema: Any,
+    *,
+    prefix: str,
+    schema_field: str,
+    outer: dict[str, Any] | None = None,
+    doc_id: str = "",
+    metadata: dict[str, Any] | None = None,
+) -> ToolDoc:
+    """The shared tail of every dict source: check each field, then make the ToolDoc.
+
+    ``outer`` holds ``response``/``examples`` found beside (not inside) an OpenAI ``function``.
+    """
+    def pick(key: str) -> tuple[Any, str]:
+        if key in spec:
+            return spec[key], f"{prefix}{key}"
+        return (outer or {}).get(key), key
+
+    response, response_field = pick("response")
+    if response is None:
+        response, response_field = pick("returns")
+    examples, examples_field = pick("examples")
+    return ToolDoc(
+        id=doc_id,
+        name=name,
+        description=_text(spec.get("description"), name, f"{prefix}description"),
+        parameters=params_from_schema(schema, tool=name, field=schema_field),
+        response=_response(response, name, response_field),
+        examples=_string_list(examples, name, examples_field),
+        input_schema=schema,
+        metadata=metadata or {},
+    )
+
+
+# ================================================================== callables
+#: A default that exists but cannot be written as JSON (never stored).
+_NO_VALUE = object()
+
+
+class _Arg(NamedTuple):
+    name: str
+    annotation: Any
+    default: Any
+    has_default: bool
+
+
+_JSON_NAMES = {
+    "int": "integer", "integer": "integer", "float": "number", "number": "number", "complex": "number",
+    "str": "string", "string": "string", "bool": "boolean", "boolean": "boolean", "list": "array",
+    "tuple": "array", "set": "array", "sequence": "array", "iterable": "array", "array": "array",
+    "dict": "object", "mapping": "object", "object": "object", "none": "null",
+}  # fmt: skip
+
+
+def from_callable(fn: Callable[..., Any], *, name: str | None = None) -> ToolDoc:
+    """A tool from a Python function, method or builtin: signature, type hints and docstring.
+
+    Parameters come from the signature (``self``/``cls``/``*args``/``**kwargs`` are left out
+    and recorded in ``metadata["varargs"]``/``["varkw"]``); a builtin without a readable
+    signature falls back to its docstring's first line (``log(x, [base=math.e])``). Types map
+    to JSON names (``int`` → ``integer``, ``Optional[str]`` → ``string|null``, unknown →
+    ``any``); descriptions, response and examples come from the docstring.
+
+    >>> def area(width: float, height: float = 1.0) -> float:
+    ...     '''Area of a rectangle.
+    ...
+    ...     Args:
+    ...         width: Width in metres.
+    ...     '''
+    ...     return width * height
+    >>> from_callable(area).field_text("parameters")
+    'width (number, required): Width in metres.\\nheight (number, optional)'
+    """
+    own_name = _callable_name(fn)
+    label = name if isinstance(name, str) and name.strip() else own_name or _UNNAMED
+    if not callable(fn):
+        raise InvalidToolError(label, "callable", f"expected a callable, got {type(fn).__name__}")
+    if name is not None and (not isinstance(name, str) or not name.strip()):
+        raise InvalidToolError(label, "name", f"expected a non-empty string, got {name!r:.80}")
+    tool_name = (name or own_name or "").strip()
+    if not tool_name:
+        raise InvalidToolError(_UNNAMED, "name", "the callable has no __name__; pass name=")
+    raw_doc = getattr(fn, "__doc__", None)
+    raw_doc = raw_doc if isinstance(raw_doc, str) else ""
+    sig = _signature(fn, own_name or tool_name, raw_doc)
+    parsed = parse_docstring(sig.doc)
+    hints = _type_hints(fn)
+    # "random() -> x in the interval [0, 1)." describes the tool when nothing else does,
+    # else its result when the docstring has no Returns section.
+    description = parsed.description or sig.arrow
+    response = parsed.returns or (sig.arrow if parsed.description else "")
+
+    params: list[ToolParam] = []
+    properties: dict[str, Any] = {}
+    for arg in sig.args:
+        kind, enum_values = _json_type(hints.get(arg.name, arg.annotation))
+        if kind == "any" and arg.name in parsed.param_types:
+            kind = _named_type(parsed.param_types[arg.name])
+        default = _json_value(arg.default) if arg.has_default else None
+        text = parsed.params.get(arg.name, "")
+        params.append(ToolParam(name=arg.name, type=kind, required=not arg.has_default,
+                                description=text, enum=enum_values, default=default))
+        prop: dict[str, Any] = {} if kind == "any" else {"type": kind.split("|") if "|" in kind else kind}
+        if text:
+            prop["description"] = text
+        if enum_values:
+            prop["enum"] = enum_values
+        if arg.has_default and (default is not None or arg.default is None):
+            prop["default"] = default
+        properties[arg.name] = prop
+    schema = {"type": "object", "properties": properties, "required": [p.name for p in params if p.required]}
+
+    metadata: dict[str, Any] = {}
+    module = getattr(fn, "__module__", None)
+    if isinstance(module, str):
+        metadata["module"] = module
+    if sig.varargs:
+        metadata["varargs"] = sig.varargs
+    if sig.varkw:
+        metadata["varkw"] = sig.varkw
+    return ToolDoc(name=tool_name, description=description, parameters=params, response=response,
+                   examples=parsed.examples, input_schema=schema, metadata=metadata)
+
+
+def _callable_name(fn: Any) -> str:
+    target = fn.func if isinstance(fn, functools.partial) else fn
+    value = getattr(target, "__name__", None)
+    return value if isinstance(value, str) else type(fn).__name__
+
+
+class _Signature(NamedTuple):
+    args: list[_Arg]
+    varargs: str
+    varkw: str
+    doc: str  # the docstring without its leading signature lines
+    arrow: str  # what an old-style signature line says after "->", e.g. "floating point number"
+
+
+def _signature(fn: Any, short_name: str, doc: str) -> _Signature:
+    """Arguments from ``inspect.signature``, else from a docstring line like ``log(x, [base])``."""
+    lines = doc.lstrip("\n").splitlines()
+    sig_line = re.compile(rf"^(?:\w+\s*=\s*)?(?:[\w.]+\.)?{re.escape(short_name.rsplit('.', 1)[-1])}\s*\((.*)$")
+    text_args: str | None = None
+    arrow = ""
+    while lines and (match := sig_line.match(lines[0].strip())):
+        if text_args is None:
+            text_args = match.group(1)
+            tail = re.match(r"[^)]*\)\s*->\s*(.+)", text_args)
+            arrow = tail.group(1).strip() if tail else ""
+            if " " not in arrow and arrow.strip(".").lower() not in _JSON_NAMES:
+                arrow = ""  # "-> value", "-> x": a placeholder, not a description
+        line = lines.pop(0)
+        open_parens = line.count("(") - line.count(")")
+        while open_parens > 0 and lines:  # a signature wrapped over lines, as in csv.reader
+            open_parens += lines[0].count("(") - lines.pop(0).count(")")
+    doc = "\n".join(lines)
+    try:
+        signature = inspect.signature(fn)
+    except (ValueError, TypeError):
+        return _Signature(*_parse_text_signature(text_args or ""), doc, arrow)
+    args: list[_Arg] = []
+    varargs = varkw = ""
+    for param in signature.parameters.values():
+        if param.kind is param.VAR_POSITIONAL:
+            varargs = param.name
+        elif param.kind is param.VAR_KEYWORD:
+            varkw = param.name
+        elif param.name not in ("self", "cls"):
+            has_default = param.default is not param.empty
+            args.append(_Arg(param.name, param.annotation, param.default if has_default else None, has_default))
+    return _Signature(args, varargs, varkw, doc, arrow)
+
+
+def _parse_text_signature(text: str) -> tuple[list[_Arg], str, str]:
+    """Arguments of a docstring signature such as ``x, [base=math.e]`` or ``a, b[, c]``."""
+    inside = text.split(")", 1)[0]
+    args: list[_Arg] = []
+    varargs = varkw = ""
+    depth = 0
+    for token in re.split(r"(,|\[|\])", inside):
+        if token in ("[", "]"):
+            depth += 1 if token == "[" else -1
+            continue
+        token = token.strip()
+        if not token or token in (",", "/", "*", "..."):
+            continue
+        raw_name, has_eq, default_text = (part.strip() for part in token.partition("="))
+        if raw_name.startswith("**"):
+            varkw = raw_name[2:]
+        elif raw_name.startswith("*"):
+            varargs = raw_name[1:]
+        elif raw_name.isidentifier() and raw_name not in ("self", "cls") and raw_name not in {a.name for a in args}:
+            default = _literal(default_text) if has_eq else _NO_VALUE
+            args.append(_Arg(raw_name, inspect.Parameter.empty, default, bool(has_eq) or depth > 0))
+    return args, varargs, varkw
+
+
+def _literal(text: str) -> Any:
+    import ast
+
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return _NO_VALUE  # e.g. ``base=math.e``: a default exists but is not a literal
+
+
+def _type_hints(fn: Any) -> dict[str, Any]:
+    target = fn.__init__ if isinstance(fn, type) else fn
+    try:
+        return typing.get_type_hints(target)
+    except Exception:  # noqa: BLE001 - unresolvable forward references, odd objects
+        return {}
+
+
+def _json_type(annotation: Any) -> tuple[str, list[Any] | None]:
+    """JSON-schema type name (and enum values for Literal/Enum) of a Python annotation."""
+    try:
+        return _json_type_inner(annotation)
+    except Exception:  # noqa: BLE001 - exotic annotation objects
+        return "any", None
+
+
+def _json_type_inner(annotation: Any) -> tuple[str, list[Any] | None]:
+    if annotation is inspect.Parameter.empty or annotation is Any:
+        return "any", None
+    if isinstance(annotation, str):
+        return _named_type(annotation), None
+    if annotation is None or annotation is type(None):
+        return "null", None
+    origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        return _json_type_inner(typing.get_args(annotation)[0])
+    if origin is typing.Literal:
+        values = [v for v in typing.get_args(annotation) if _json_value(v) == v]
+        kinds = dict.fromkeys(_json_type_inner(type(v))[0] for v in values)
+        return "|".join(kinds) or "any", values or None
+    if origin is typing.Union or origin is types.UnionType:
+        kinds = dict.fromkeys(part for a in typing.get_args(annotation) for part in _json_type_inner(a)[0].split("|"))
+        return ("any" if "any" in kinds else "|".join(kinds)), None
+    if origin is not None:
+        annotation = origin
+    if not isinstance(annotation, type):
+        return "any", None
+    if issubclass(annotation, enum.Enum):
+        values = [member.value for member in annotation]
+        kinds = dict.fromkeys(_json_type_inner(type(v))[0] for v in values)
+        return (kinds.popitem()[0] if len(kinds) == 1 else "any"), values or None
+    for py_type, json_name in ((bool, "boolean"), (int, "integer"), (float, "number"), (str, "string")):
+        if issubclass(annotation, py_type):
+            return json_name, None
+    if issubclass(annotation, cabc.Mapping):
+        return "object", None
+    if issubclass(annotation, (list, tuple, set, frozenset)) or annotation in (
+        cabc.Sequence, cabc.MutableSequence, cabc.Set, cabc.MutableSet, cabc.Collection, cabc.Iterable,
+    ):
+        return "array", None
+    return "any", None
+
+
+def _named_type(text: str) -> str:
+    """JSON type of a type written as text: ``"int, optional"``, ``"list of str"``, ``"str | None"``."""
+    kinds: list[str] = []
+    for part in re.split(r"\||\bor\b", text.replace("Optional[", "None|")):
+        word = re.split(r"[\[\s,(]", part.strip().strip("]").lower(), maxsplit=1)[0]
+        kinds.append(_JSON_NAMES.get(word.rsplit(".", 1)[-1], "any") if word != "optional" else "any")
+    unique = list(dict.fromkeys(kinds))
+    return "any" if not unique or "any" in unique else "|".join(unique)
+
+
+def _json_value(value: Any) -> Any:
+    """``value`` as plain JSON (tuples become lists), or ``None`` when it is not JSON."""
+    try:
+        return json.loads(json.dumps(value, allow_nan=False))
+    except (TypeError, ValueError, RecursionError):
+        return None
+
+
+# ================================================================== modules
+def from_module(module: ModuleType, *, include_private: bool = False, prefix: bool | str = True) -> list[ToolDoc]:
+    """The public functions of a module as tools, in name order.
+
+    Takes the module's ``__all__`` when it has one, else the functions whose ``__module__``
+    is this module or its C implementation (``_heapq`` for ``heapq``); classes are skipped.
+    Names are ``f"{module.__name__}.{fn}"`` with ``prefix=True``, ``f"{prefix}.{fn}"`` when
+    ``prefix`` is a string (``os.path`` is ``posixpath`` on Linux), bare with ``False``.
+
+    >>> import math
+    >>> "math.factorial" in {doc.name for doc in from_module(math)}
+    True
+    """
+    if not isinstance(module, ModuleType):
+        raise InvalidToolError(repr(module)[:80], "module", f"expected a module, got {type(module).__name__}")
+    base = prefix if isinstance(prefix, str) else (module.__name__ if prefix else "")
+    exported = getattr(module, "__all__", None)
+    trusted = {n for n in exported if isinstance(n, str)} if isinstance(exported, (list, tuple)) else set()
+    candidates = set(trusted) if trusted else set(vars(module))
+    if include_private:
+        candidates |= {n for n in vars(module) if n.startswith("_")}
+    docs: list[ToolDoc] = []
+    for attr in sorted(candidates):
+        if attr.startswith("__") or (attr.startswith("_") and not include_private):
+            continue
+        try:
+            obj = getattr(module, attr)
+        except Exception:  # noqa: BLE001 - a module __getattr__ may raise anything
+            continue
+        if isinstance(obj, type) or not inspect.isroutine(obj):
+            continue
+        if attr not in trusted and not _defined_in(obj, module):
+            continue
+        tool_name = f"{base}.{attr}" if base else attr
+        try:
+            docs.append(from_callable(obj, name=tool_name))
+        except InvalidToolError as exc:
+            logger.debug("skipping %s: %s", tool_name, exc)
+    return docs
+
+
+def _defined_in(obj: Any, module: ModuleType) -> bool:
+    owner = getattr(obj, "__module__", None)
+    if not isinstance(owner, str):
+        return False
+    return owner == module.__name__ or owner.lstrip("_") == module.__name__.rsplit(".", 1)[-1]
+
+
+# ================================================================== files and dispatch
+def load_jsonl(path: str | Path) -> list[ToolDoc]:
+    """Every tool of a JSON-lines file (benchmark records, OpenAI tool dicts or bare functions).
+
+    An unreadable line raises InvalidToolError with tool ``"<path>:<line>"``; a bad tool keeps
+    its name as ``tool`` and gets the file and line in the message. Blank lines are skipped;
+    a repeated id is an error. A missing file raises :class:`~toolret.errors.DatasetError`.
+    """
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise DatasetError(f"cannot read tool file {path}: {exc}") from exc
+    docs: list[ToolDoc] = []
+    first_line: dict[str, int] = {}
+    for lineno, line_bytes in enumerate(raw.splitlines(), start=1):
+        label = f"{path}:{lineno}"
+        try:
+            line = line_bytes.decode("utf-8").lstrip("\ufeff")
+        except UnicodeDecodeError as exc:
+            raise InvalidToolError(label, "line", f"not UTF-8: {exc}") from None
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except (ValueError, RecursionError) as exc:
+            raise InvalidToolError(label, "line", f"invalid JSON: {exc}") from None
+        if not isinstance(obj, dict):
+            raise InvalidToolError(label, "line", f"expected a JSON object, got {type(obj).__name__}")
+        try:
+            doc = to_tool_doc(obj)
+        except InvalidToolError as exc:
+            tool = exc.tool if exc.tool != _UNNAMED else label
+            raise InvalidToolError(tool, exc.field, f"{exc.problem} ({path}, line {lineno})") from None
+        if doc.id in first_line:
+            raise InvalidToolError(doc.id, "id", f"duplicate id ({path}, lines {first_line[doc.id]} and {lineno})")
+        first_line[doc.id] = lineno
+        docs.append(doc)
+    return docs
+
+
+def to_tool_doc(obj: Any) -> ToolDoc:
+    """Whatever a user hands to the knowledge base, as a ToolDoc.
+
+    ToolDoc → itself; dict → :func:`from_record` when it has ``id`` and ``source`` or
+    ``category``, else :func:`from_openai`; callable → :func:`from_callable`. LangChain,
+    LlamaIndex and MCP tool objects are refused with a pointer to their adapter.
+    """
+    if isinstance(obj, ToolDoc):
+        return obj
+    if isinstance(obj, dict):
+        if "id" in obj and ("source" in obj or "category" in obj):
+            return from_record(obj)
+        return from_openai(obj)
+    package = (getattr(type(obj), "__module__", "") or "").split(".", 1)[0]
+    label = getattr(obj, "name", None) or getattr(obj, "__name__", None)
+    label = label if isinstance(label, str) and label.strip() else _UNNAMED
+    for framework, adapter in _FRAMEWORKS.items():
+        if (package == framework or package.startswith(framework + "_")) and not package.endswith("toolret"):
+            raise InvalidToolError(label, "tool", f"{type(obj).__name__} objects are converted by {adapter}, "
+                                                  "not by generic ingestion")
+    if callable(obj):
+        return from_callable(obj)
+    raise InvalidToolError(label, "tool", f"cannot ingest a {type(obj).__name__}; pass a ToolDoc, a dict "
+                                          "(OpenAI tool or benchmark record) or a callable")

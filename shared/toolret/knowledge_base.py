@@ -1,0 +1,385 @@
+"""The tool knowledge base: every tool of a registry, indexed per field, searchable.
+
+Example:
+    >>> from toolret import ToolKnowledgeBase
+    >>> def get_weather(city: str) -> str:
+    ...     '''Current weather for a city.
+    ...
+    ...     Args:
+    ...         city: City name, e.g. "Paris".
+    ...     '''
+    >>> def convert_currency(amount: float, to: str) -> float:
+    ...     '''Convert an amount of money into another currency.'''
+    >>> kb = ToolKnowledgeBase()                      # in memory; pass a path to persist
+    >>> _ = kb.add([get_weather, convert_currency])
+    >>> kb.search("is it raining in Paris?", k=1).tools[0].name
+    'get_weather'
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+import os
+import shutil
+import threading
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict
+
+from toolret.config import RetrievalConfig
+from toolret.documents import FIELDS, ToolDoc
+from toolret.embedding import Embedder, resolve_embedder
+from toolret.errors import InvalidToolError, KnowledgeBaseError, ToolNotFoundError
+from toolret.lexical import LexicalIndex
+from toolret.pipeline import run_search, validate_query
+from toolret.results import SearchResult
+from toolret.snapshot import Snapshot, build_snapshot
+from toolret.store import FORMAT_VERSION, ChromaStore
+
+__all__ = ["ToolKnowledgeBase", "SyncReport"]
+
+logger = logging.getLogger("toolret")
+
+_MANIFEST = "toolret.json"
+_LEXICAL_DIR = "lexical"
+
+
+class SyncReport(BaseModel):
+    """What :meth:`ToolKnowledgeBase.sync` changed, by tool id."""
+
+    model_config = ConfigDict(frozen=True)
+
+    added: list[str]
+    updated: list[str]
+    removed: list[str]
+    unchanged: int
+
+
+def _registry_hash(docs: Iterable[ToolDoc]) -> str:
+    h = hashlib.sha256()
+    for doc in docs:
+        h.update(doc.id.encode("utf-8", "surrogatepass") + b"\0" + doc.content_hash.encode() + b"\n")
+    return h.hexdigest()
+
+
+class ToolKnowledgeBase:
+    """Tool documents, their per-field embeddings and lexical indexes, and the search over them.
+
+    * ``path=None``: in memory (ChromaDB's in-process client). With a path: a ChromaDB
+      ``PersistentClient`` directory, with the BM25 indexes saved beside it by :meth:`save`.
+      ``client=`` takes any ChromaDB client instead, e.g. an ``HttpClient`` for a shared server.
+    * ``embedder``: ``None`` for the packaged all-MiniLM-L6-v2 (offline), a sentence-transformers
+      name or path, an :class:`~toolret.embedding.Embedder`, or a ``texts -> vectors`` callable.
+    * ``config``: a :class:`RetrievalConfig` or a preset name (``"fast"``).
+
+    Searches are safe from many threads at once: they read an immutable snapshot, and
+    writes (``add``, ``remove``, ``sync``) swap in a new one when complete.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        embedder: Embedder | str | Any = None,
+        config: RetrievalConfig | str | None = None,
+        client: Any = None,
+        collection: str = "toolret",
+    ) -> None:
+        self.path = Path(path) if path is not None else None
+        self.config = RetrievalConfig.resolve(config)
+        self._write_lock = threading.RLock()
+        self._live: dict[str, Any] = {}
+        if self.path is not None:
+            self.path.mkdir(parents=True, exist_ok=True)
+        self._store = ChromaStore(path=str(self.path) if self.path else None, client=client, name=collection)
+        stored_name = self._store.existing_embedder()
+        if embedder is None and stored_name and not stored_name.startswith("packaged:"):
+            if stored_name.startswith("callable:"):
+                raise KnowledgeBaseError(
+                    f"knowledge base was built with the custom embedder {stored_name!r}; pass it again as embedder="
+                )
+            embedder = stored_name
+        self.embedder: Embedder = resolve_embedder(embedder)
+        self._store.open(self.embedder.name)
+        self._snap = self._load_snapshot()
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def load(cls, path: str | os.PathLike[str], **kwargs: Any) -> ToolKnowledgeBase:
+        """Reopen a knowledge base saved at ``path``; an empty or missing directory is an error."""
+        folder = Path(path)
+        if not folder.is_dir() or not (folder / _MANIFEST).exists():
+            raise KnowledgeBaseError(
+                f"no toolret knowledge base at {str(folder)!r}; build one with `toolret index` or ToolKnowledgeBase(path).add(...)"
+            )
+        return cls(folder, **kwargs)
+
+    @classmethod
+    def from_tools(cls, tools: Iterable[Any], **kwargs: Any) -> ToolKnowledgeBase:
+        """Build an in-memory (or, with ``path=``, persistent) knowledge base from tools."""
+        kb = cls(**kwargs)
+        kb.add(tools)
+        return kb
+
+    def _load_snapshot(self) -> Snapshot:
+        stored = self._store.read_all()
+        docs = [s.doc for s in stored]
+        vectors = [s.vectors for s in stored]
+        repair = [i for i, s in enumerate(stored) if not _fields_complete(s.doc, s.vectors, s.field_hashes)]
+        if repair:
+            logger.warning("re-embedding %d tool(s) whose stored fields were incomplete", len(repair))
+            fresh = self._embed_docs([docs[i] for i in repair])
+            for i, vecs in zip(repair, fresh):
+                vectors[i] = vecs
+            self._store.upsert([docs[i] for i in repair], fresh)
+        dim = next((v.shape[0] for vecs in vectors for v in vecs.values()), 0)
+        lexical = self._load_lexical(docs)
+        return build_snapshot(docs, vectors, dim, lexical)
+
+    def _load_lexical(self, docs: list[ToolDoc]) -> dict[str, LexicalIndex] | None:
+        if self.path is None or not docs:
+            return None
+        manifest = self.path / _MANIFEST
+        try:
+            meta = json.loads(manifest.read_text())
+        except FileNotFoundError:
+            return None
+        except (OSError, json.JSONDecodeError) as exc:
+            logger.warning("ignoring unreadable %s (%s); rebuilding the lexical index", manifest, exc)
+            return None
+        if meta.get("registry_hash") != _registry_hash(docs) or meta.get("format") != FORMAT_VERSION:
+            return None
+        try:
+            return {f: LexicalIndex.load(self.path / _LEXICAL_DIR / f) for f in FIELDS}
+        except Exception as exc:  # a partial or damaged folder: the index is derived data
+            logger.warning("rebuilding the lexical index: saved copy unreadable (%s)", exc)
+            return None
+
+    # ------------------------------------------------------------------ reading
+    def __len__(self) -> int:
+        return len(self._snap)
+
+    def __contains__(self, tool_id: object) -> bool:
+        return tool_id in self._snap.index_of
+
+    @property
+    def ids(self) -> list[str]:
+        return [d.id for d in self._snap.docs]
+
+    def docs(self) -> list[ToolDoc]:
+        return list(self._snap.docs)
+
+    def get(self, tool_id: str) -> ToolDoc:
+        """The ToolDoc stored under ``tool_id``."""
+        snap = self._snap
+        try:
+            return snap.docs[snap.index_of[tool_id]]
+        except KeyError:
+            raise ToolNotFoundError(f"no tool with id {tool_id!r} in the knowledge base") from None
+
+    def tool(self, tool_id: str) -> Any:
+        """The live object (callable, framework tool...) given for ``tool_id``, or None."""
+        self.get(tool_id)
+        return self._live.get(tool_id)
+
+    def bind(self, objects: Iterable[Any]) -> int:
+        """Re-attach live tool objects after reopening a saved knowledge base; returns how many matched."""
+        from toolret.ingest import to_tool_doc
+
+        count = 0
+        for obj in objects:
+            doc = to_tool_doc(obj)
+            if doc.id in self._snap.index_of:
+                self._live[doc.id] = obj
+                count += 1
+        return count
+
+    # ------------------------------------------------------------------ search
+    def search(self, query: str, k: int = 5, *, config: RetrievalConfig | str | None = None) -> SearchResult:
+        """The ``k`` tools that best serve ``query``, best first, with per-field evidence."""
+        cfg = RetrievalConfig.resolve(config, self.config)
+        text = validate_query(query, k, cfg)
+        return run_search(self._snap, self.embedder, text, k, cfg)
+
+    async def asearch(self, query: str, k: int = 5, *, config: RetrievalConfig | str | None = None) -> SearchResult:
+        """:meth:`search` without blocking the event loop (runs in a worker thread)."""
+        return await asyncio.to_thread(self.search, query, k, config=config)
+
+    # ------------------------------------------------------------------ writing
+    def _to_docs(self, tools: Iterable[Any]) -> tuple[list[ToolDoc], dict[str, Any]]:
+        from toolret.ingest import to_tool_doc
+
+        docs: list[ToolDoc] = []
+        live: dict[str, Any] = {}
+        seen: set[str] = set()
+        for position, obj in enumerate(tools):
+            doc = to_tool_doc(obj)
+            if doc.id in seen:
+                raise InvalidToolError(doc.name, "id", f"id {doc.id!r} appears twice (second at position {position})")
+            seen.add(doc.id)
+            docs.append(doc)
+            if not isinstance(obj, (ToolDoc, dict)):
+                live[doc.id] = obj
+        return docs, live
+
+    def _embed_docs(self, docs: Sequence[ToolDoc], progress: bool = False) -> list[dict[str, np.ndarray]]:
+        """Embed every non-empty field of every doc, in batches (one encoder call per batch)."""
+        jobs: list[tuple[int, str, str]] = []
+        for i, doc in enumerate(docs):
+            for f in FIELDS:
+                text = doc.field_text(f)
+                if text:
+                    jobs.append((i, f, text))
+        out: list[dict[str, np.ndarray]] = [{} for _ in docs]
+        batch = 512
+        bar = _progress(len(jobs), "embedding tool fields", progress)
+        for start in range(0, len(jobs), batch):
+            chunk = jobs[start : start + batch]
+            vecs = self.embedder.embed([t for _, _, t in chunk])
+            for (i, f, _), vec in zip(chunk, vecs):
+                out[i][f] = vec
+            bar.update(len(chunk))
+        bar.close()
+        return out
+
+    def _rebuild(self, docs: list[ToolDoc], vectors: list[dict[str, np.ndarray]]) -> None:
+        order = sorted(range(len(docs)), key=lambda i: docs[i].id)
+        docs = [docs[i] for i in order]
+        vectors = [vectors[i] for i in order]
+        dim = next((v.shape[0] for vecs in vectors for v in vecs.values()), self._snap.dim)
+        self._snap = build_snapshot(docs, vectors, dim)
+
+    def _current(self) -> tuple[dict[str, ToolDoc], dict[str, dict[str, np.ndarray]]]:
+        snap = self._snap
+        docs = {d.id: d for d in snap.docs}
+        vecs = {d.id: {f: snap.vectors[f][i] for f in FIELDS if snap.present[f][i]} for i, d in enumerate(snap.docs)}
+        return docs, vecs
+
+    def add(self, tools: Iterable[Any], *, progress: bool = False) -> list[str]:
+        """Index tools (ToolDocs, function dicts, callables...); an existing id is replaced."""
+        new_docs, live = self._to_docs(tools)
+        with self._write_lock:
+            docs, vecs = self._current()
+            changed = [d for d in new_docs if d.id not in docs or docs[d.id].content_hash != d.content_hash]
+            fresh = self._embed_docs(changed, progress)
+            self._store.upsert(changed, fresh)
+            for doc, v in zip(changed, fresh):
+                docs[doc.id] = doc
+                vecs[doc.id] = v
+            self._live.update(live)
+            self._rebuild(list(docs.values()), [vecs[i] for i in docs])
+        return [d.id for d in new_docs]
+
+    def remove(self, tool_ids: Iterable[str]) -> None:
+        """Remove tools by id; an unknown id is an error and nothing is removed."""
+        ids = list(tool_ids)
+        with self._write_lock:
+            docs, vecs = self._current()
+            missing = [t for t in ids if t not in docs]
+            if missing:
+                raise ToolNotFoundError(f"cannot remove unknown tool id(s): {', '.join(map(repr, missing[:5]))}")
+            self._store.delete(ids)
+            for t in ids:
+                docs.pop(t)
+                vecs.pop(t)
+                self._live.pop(t, None)
+            self._rebuild(list(docs.values()), [vecs[i] for i in docs])
+
+    def sync(self, tools: Iterable[Any], *, progress: bool = False) -> SyncReport:
+        """Make the knowledge base hold exactly ``tools``: add new, update changed, remove gone.
+
+        Only added or changed tools are embedded (compared by content hash).
+        """
+        new_docs, live = self._to_docs(tools)
+        with self._write_lock:
+            docs, vecs = self._current()
+            wanted = {d.id: d for d in new_docs}
+            added = [d for d in new_docs if d.id not in docs]
+            updated = [d for d in new_docs if d.id in docs and docs[d.id].content_hash != d.content_hash]
+            removed = [t for t in docs if t not in wanted]
+            changed = added + updated
+            fresh = self._embed_docs(changed, progress)
+            self._store.upsert(changed, fresh)
+            if removed:
+                self._store.delete(removed)
+            for doc, v in zip(changed, fresh):
+                vecs[doc.id] = v
+            self._live = {t: o for t, o in self._live.items() if t in wanted}
+            self._live.update(live)
+            self._rebuild(list(wanted.values()), [vecs[t] for t in wanted])
+        return SyncReport(
+            added=[d.id for d in added], updated=[d.id for d in updated], removed=removed,
+            unchanged=len(new_docs) - len(changed),
+        )
+
+    def save(self) -> None:
+        """Write the lexical indexes and manifest beside the ChromaDB data (atomically).
+
+        ChromaDB persists documents and embeddings as they are written; this saves the
+        derived BM25 indexes so reopening skips rebuilding them. A crash mid-save leaves the
+        previous files or none, and reopening rebuilds whatever is missing.
+        """
+        if self.path is None:
+            raise KnowledgeBaseError("this knowledge base lives in memory; create it with a path to save it")
+        with self._write_lock:
+            snap = self._snap
+            tmp = self.path / f".{_LEXICAL_DIR}.tmp"
+            shutil.rmtree(tmp, ignore_errors=True)
+            for f in FIELDS:
+                snap.lexical[f].save(tmp / f)
+            final = self.path / _LEXICAL_DIR
+            old = self.path / f".{_LEXICAL_DIR}.old"
+            shutil.rmtree(old, ignore_errors=True)
+            if final.exists():
+                final.rename(old)
+            tmp.rename(final)
+            shutil.rmtree(old, ignore_errors=True)
+            manifest = {
+                "format": FORMAT_VERSION,
+                "embedder": self.embedder.name,
+                "n_tools": len(snap),
+                "registry_hash": _registry_hash(snap.docs),
+                "config": self.config.name,
+            }
+            tmp_manifest = self.path / f".{_MANIFEST}.tmp"
+            tmp_manifest.write_text(json.dumps(manifest, indent=2))
+            os.replace(tmp_manifest, self.path / _MANIFEST)
+
+    def close(self) -> None:
+        """Free an in-memory knowledge base's collections (a persistent one keeps its data)."""
+        if not self._store.persistent:
+            self._store.drop()
+
+    def __repr__(self) -> str:
+        where = str(self.path) if self.path else "memory"
+        return f"ToolKnowledgeBase({len(self)} tools, {where}, embedder={self.embedder.name!r})"
+
+
+def _fields_complete(doc: ToolDoc, vectors: dict[str, np.ndarray], hashes: dict[str, str]) -> bool:
+    h = doc.content_hash
+    for f in FIELDS:
+        has_text = bool(doc.field_text(f))
+        if has_text and (f not in vectors or hashes.get(f) != h):
+            return False
+    return True
+
+
+class _NullBar:
+    def update(self, n: int) -> None: ...
+    def close(self) -> None: ...
+
+
+def _progress(total: int, desc: str, enabled: bool) -> Any:
+    if not enabled or total == 0:
+        return _NullBar()
+    import sys
+
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=desc, unit="text", disable=not sys.stderr.isatty())

@@ -1,0 +1,141 @@
+"""One search, stage by stage, over a knowledge-base snapshot.
+
+Stages (each recorded in the trace with its path and milliseconds):
+``embed_query`` -> ``candidates`` (per-field BM25 and dense top-N, plus tools named in the
+query) -> ``mftr`` (multi-field scores and parameter penalty on candidates only) ->
+``select`` (top k).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+from typing import TypeVar
+
+import numpy as np
+
+from toolret.arguments import spot_arguments
+from toolret.config import RetrievalConfig
+from toolret.documents import FIELDS
+from toolret.embedding import Embedder
+from toolret.errors import QueryError
+from toolret.lexical import analyze
+from toolret.results import ScoredTool, SearchResult, TraceStep
+from toolret.scoring import FieldSignals, score_candidates
+from toolret.snapshot import Snapshot
+from toolret.text import tokenize
+
+__all__ = ["run_search", "validate_query"]
+
+T = TypeVar("T")
+_QUERY_WORDS = re.compile(r"[\w.]+", re.UNICODE)
+
+
+def validate_query(query: object, k: int, config: RetrievalConfig) -> str:
+    if not isinstance(query, str):
+        raise QueryError(f"query must be a string, not {type(query).__name__}")
+    text = query.strip()
+    if not text:
+        raise QueryError("query is empty")
+    if len(text) > config.max_query_chars:
+        raise QueryError(
+            f"query is {len(text)} characters long; the limit is {config.max_query_chars} "
+            "(RetrievalConfig.max_query_chars)"
+        )
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise QueryError(f"k must be a positive integer, not {k!r}")
+    if k > config.max_k:
+        raise QueryError(f"k={k} exceeds max_k={config.max_k} (RetrievalConfig.max_k)")
+    return text
+
+
+def _timed(trace: list[TraceStep], stage: str, fn: Callable[[], T], note: str = "") -> T:
+    start = time.perf_counter()
+    out = fn()
+    trace.append(TraceStep(stage=stage, path="offline", ms=(time.perf_counter() - start) * 1000, note=note))
+    return out
+
+
+def _top_n(scores: np.ndarray, mask: np.ndarray, n: int) -> np.ndarray:
+    valid = np.flatnonzero(mask & (scores > 0))
+    if len(valid) <= n:
+        return valid
+    part = np.argpartition(-scores[valid], n - 1)[:n]
+    return valid[part]
+
+
+def _named_tools(snap: Snapshot, query: str) -> set[int]:
+    """Tools whose exact name (or its words, for multi-word names) appears in the query."""
+    if not snap.names:
+        return set()
+    lowered = query.lower()
+    hits: set[int] = set()
+    raw_tokens = _QUERY_WORDS.findall(lowered)
+    for token in raw_tokens:
+        hits.update(snap.names.get(token.strip("."), ()))
+    words = tokenize(lowered, drop_stopwords=False)
+    for size in range(2, 6):
+        for start in range(0, len(words) - size + 1):
+            hits.update(snap.names.get(" ".join(words[start : start + size]), ()))
+    if lowered.strip() in snap.names:
+        hits.update(snap.names[lowered.strip()])
+    return hits
+
+
+def run_search(
+    snap: Snapshot, embedder: Embedder, query: str, k: int, config: RetrievalConfig
+) -> SearchResult:
+    """Search one snapshot; the caller has validated ``query`` and ``k``."""
+    trace: list[TraceStep] = []
+    if len(snap) == 0:
+        trace.append(TraceStep(stage="candidates", path="skipped", ms=0.0, note="knowledge base is empty"))
+        return SearchResult(query=query, tools=[], trace=trace)
+
+    qvec = _timed(trace, "embed_query", lambda: embedder.embed([query])[0], note=embedder.name)
+    tokens = analyze(query)
+
+    def gather() -> tuple[np.ndarray, dict[str, np.ndarray], dict[str, np.ndarray], set[int]]:
+        n = config.candidates_per_field
+        lex_all = {f: snap.lexical[f].scores(tokens) for f in FIELDS}
+        dense_all = {f: snap.vectors[f] @ qvec for f in FIELDS}
+        named = _named_tools(snap, query)
+        pool: set[int] = set(named)
+        for f in FIELDS:
+            mask = snap.present[f]
+            pool.update(_top_n(lex_all[f], mask, n).tolist())
+            pool.update(_top_n(dense_all[f] + 1.0, mask, n).tolist())
+        cands = np.array(sorted(pool), dtype=np.int64)
+        return cands, lex_all, dense_all, named
+
+    cands, lex_all, dense_all, named = _timed(trace, "candidates", gather)
+    trace[-1] = trace[-1].model_copy(update={"note": f"{len(cands)} of {len(snap)} tools"})
+
+    args = spot_arguments(query)
+    query_words = set(tokenize(query, drop_stopwords=False))
+
+    def score() -> list:
+        signals = FieldSignals(
+            candidates=cands,
+            lexical={f: lex_all[f][cands] for f in FIELDS},
+            dense={f: dense_all[f][cands] for f in FIELDS},
+            present={f: snap.present[f][cands] for f in FIELDS},
+        )
+        return score_candidates(signals, list(snap.docs), config, args=args, query_words=query_words, name_matches=named)
+
+    ranked = _timed(trace, "mftr", score, note=f"{len(args)} argument value(s) spotted")
+
+    def select() -> list[ScoredTool]:
+        out = []
+        for cand in ranked[:k]:
+            doc = snap.docs[cand.index]
+            out.append(
+                ScoredTool(
+                    id=doc.id, name=doc.name, score=round(cand.score, 6),
+                    field_scores=cand.field_scores, penalty=cand.penalty,
+                )
+            )
+        return out
+
+    tools = _timed(trace, "select", select, note=f"top {k}")
+    return SearchResult(query=query, tools=tools, trace=trace)

@@ -1,0 +1,56 @@
+"""What a search returns: the chosen tools and the explanation of how they were chosen."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ["ScoredTool", "TraceStep", "SearchResult", "StagePath"]
+
+#: How a stage ran: ``offline`` deterministic code, ``llm`` a model call, ``fallback`` the
+#: offline path after an LLM step failed or was unavailable, ``skipped`` not run.
+StagePath = Literal["offline", "llm", "fallback", "skipped"]
+
+
+class ScoredTool(BaseModel):
+    """One retrieved tool with the evidence for its score."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    name: str
+    score: float
+    field_scores: dict[str, float] = Field(default_factory=dict)
+    penalty: float = 0.0
+    subtask: str | None = None
+
+
+class TraceStep(BaseModel):
+    """One stage of a search: what ran, how, and how long it took."""
+
+    model_config = ConfigDict(frozen=True)
+
+    stage: str
+    path: StagePath
+    ms: float
+    note: str = ""
+
+
+class SearchResult(BaseModel):
+    """The tools chosen for a query, best first, with the trace of every stage."""
+
+    model_config = ConfigDict(frozen=True)
+
+    query: str
+    tools: list[ScoredTool]
+    trace: list[TraceStep] = Field(default_factory=list)
+    plan: Any = None
+
+    @property
+    def ids(self) -> list[str]:
+        return [t.id for t in self.tools]
+
+    @property
+    def total_ms(self) -> float:
+        return sum(step.ms for step in self.trace)

@@ -1,0 +1,30 @@
+"""Shared fixtures: the real packaged embedding model, loaded once per test session."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+#: ../shared/benchmarks beside the repository (read-only team folder).
+BENCHMARKS = Path(__file__).resolve().parents[1].parent / "shared" / "benchmarks"
+
+
+@pytest.fixture(scope="session")
+def embedder():
+    """The real default embedder (all-MiniLM-L6-v2 from its PyPI package)."""
+    from toolret.embedding import resolve_embedder
+
+    emb = resolve_embedder(None)
+    emb.embed(["warm up"])
+    return emb
+
+
+@pytest.fixture(scope="session")
+def benchmarks() -> Path:
+    assert BENCHMARKS.is_dir(), f"expected the benchmarks folder at {BENCHMARKS}"
+    return BENCHMARKS

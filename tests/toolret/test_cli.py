@@ -1,0 +1,126 @@
+"""The ``toolret`` command: eval with the BM25 baseline, JSON output, plots and error exits.
+
+Tests marked ``slow`` build the real knowledge base (embedding model load, several seconds).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from toolret.cli import format_table, main
+
+TOOLS = [
+    {"id": "get_weather", "name": "get_weather", "description": "Current weather forecast for a city.",
+     "parameters": {"type": "object", "properties": {"city": {"type": "string", "description": "City name"}},
+                    "required": ["city"]},
+     "response": None, "examples": [], "category": None, "source": "test"},
+    {"id": "send_email", "name": "send_email", "description": "Send an email message to a recipient.",
+     "parameters": None, "response": None, "examples": [], "category": None, "source": "test"},
+    {"id": "convert_currency", "name": "convert_currency", "description": "Convert an amount of money between currencies.",
+     "parameters": None, "response": None, "examples": [], "category": None, "source": "test"},
+    {"id": "search_flights", "name": "search_flights", "description": "Search flights between two airports.",
+     "parameters": None, "response": None, "examples": [], "category": None, "source": "test"},
+]
+QUERIES = [
+    {"id": "q1", "query": "what is the weather forecast in Paris", "relevant": ["get_weather"]},
+    {"id": "q2", "query": "send an email to Bob", "relevant": ["send_email"]},
+    {"id": "q3", "query": "convert 100 dollars to euros and send an email with the amount",
+     "relevant": ["convert_currency", "send_email"]},
+]
+
+
+@pytest.fixture()
+def dataset(tmp_path: Path) -> Path:
+    folder = tmp_path / "tiny"
+    folder.mkdir()
+    (folder / "tools.jsonl").write_text("".join(json.dumps(t) + "\n" for t in TOOLS), encoding="utf-8")
+    (folder / "queries.jsonl").write_text("".join(json.dumps(q) + "\n" for q in QUERIES), encoding="utf-8")
+    return folder
+
+
+def test_eval_bm25_writes_the_documented_json(dataset: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "report.json"
+    assert main(["eval", "--dataset", str(dataset), "--method", "bm25", "--k", "1,5", "--json", str(out)]) == 0
+    data = json.loads(out.read_text())
+    assert set(data) == {"dataset", "preset", "n_queries", "metrics", "latency_ms"}
+    assert data["dataset"] == "tiny"
+    assert data["preset"] == "bm25"
+    assert data["n_queries"] == 3
+    assert set(data["metrics"]) == {
+        "recall@1", "recall@5", "ndcg@1", "ndcg@5", "completeness@1", "completeness@5", "tracc"
+    }
+    assert set(data["latency_ms"]) == {"p50", "p95"}
+    # every needed tool is among the 4 returned; TRACC on those 4: (0.25 + 0.25 + 0.5) / 3
+    assert data["metrics"]["recall@5"] == pytest.approx(1.0)
+    assert data["metrics"]["completeness@5"] == pytest.approx(1.0)
+    assert data["metrics"]["tracc"] == pytest.approx(1 / 3)
+    printed = capsys.readouterr().out
+    assert "R@1" in printed and "TRACC" in printed and "bm25" in printed
+
+
+def test_eval_limit_and_plot(dataset: Path, tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    out, png = tmp_path / "r.json", tmp_path / "curves.png"
+    code = main(["eval", "--dataset", str(dataset), "--method", "bm25", "--limit", "2",
+                 "--json", str(out), "--plot", str(png)])
+    assert code == 0
+    assert json.loads(out.read_text())["n_queries"] == 2
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_missing_dataset_exits_2_with_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    missing = tmp_path / "nope"
+    assert main(["eval", "--dataset", str(missing), "--method", "bm25"]) == 2
+    err = capsys.readouterr().err
+    assert str(missing) in err
+    assert "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_bad_cutoffs_exit_2(dataset: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["eval", "--dataset", str(dataset), "--method", "bm25", "--k", "1,x"]) == 2
+    assert "--k" in capsys.readouterr().err
+
+
+def test_usage_error_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["eval"]) == 2
+    assert "--dataset" in capsys.readouterr().err
+
+
+def test_format_table_aligns_numbers_right() -> None:
+    table = format_table(["method", "R@5"], [["bm25", 0.5], ["fast", 0.75]])
+    assert table.splitlines()[2] == "bm25    0.500"
+
+
+# ------------------------------------------------------------ need the real knowledge base
+@pytest.mark.slow
+def test_eval_compares_bm25_and_mftr_and_writes_the_last(dataset: Path, tmp_path: Path,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "report.json"
+    code = main(["eval", "--dataset", str(dataset), "--method", "bm25", "--method", "mftr", "--json", str(out)])
+    assert code == 0
+    data = json.loads(out.read_text())
+    assert data["preset"] == "fast"
+    assert data["metrics"]["recall@5"] == pytest.approx(1.0)
+    printed = capsys.readouterr().out
+    assert "mftr (fast)" in printed and "bm25" in printed
+
+
+@pytest.mark.slow
+def test_index_then_search_prints_a_table(dataset: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    kb = tmp_path / "tools.kb"
+    assert main(["index", str(dataset / "tools.jsonl"), "--kb", str(kb)]) == 0
+    assert "indexed 4 tools" in capsys.readouterr().out
+    assert main(["search", "--kb", str(kb), "weather in Paris", "-k", "2"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1].split()[:3] == ["rank", "tool", "score"]
+    assert "penalty" in lines[1]
+    assert lines[3].split()[:2] == ["1", "get_weather"]
+
+
+def test_search_on_a_missing_kb_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["search", "--kb", str(tmp_path / "none.kb"), "weather"]) == 2
+    assert "no toolret knowledge base" in capsys.readouterr().err

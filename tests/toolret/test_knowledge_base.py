@@ -1,0 +1,226 @@
+"""ToolKnowledgeBase: indexing, search, persistence, sync, thread safety (real model, real ChromaDB)."""
+
+from __future__ import annotations
+
+import asyncio
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from toolret import (
+    KnowledgeBaseError,
+    ModelMismatchError,
+    QueryError,
+    ToolDoc,
+    ToolKnowledgeBase,
+    ToolNotFoundError,
+    ToolParam,
+)
+from toolret.embedding import CallableEmbedder
+
+
+def get_weather(city: str, unit: str = "celsius") -> str:
+    """Current weather conditions for a city.
+
+    Args:
+        city: City name, e.g. "Paris".
+        unit: Temperature unit.
+
+    Returns:
+        A short text with temperature and sky conditions.
+    """
+    return f"sunny in {city}"
+
+
+def convert_currency(amount: float, source: str, target: str) -> float:
+    """Convert an amount of money from one currency to another.
+
+    Args:
+        amount: The amount to convert.
+        source: ISO code of the currency to convert from.
+        target: ISO code of the currency to convert to.
+    """
+    return amount
+
+
+def send_email(to: str, subject: str, body: str) -> None:
+    """Send an e-mail message to a recipient.
+
+    Args:
+        to: Recipient e-mail address.
+        subject: Subject line.
+        body: Message text.
+    """
+
+
+def search_flights(origin: str, destination: str, date: str) -> list:
+    """Find flights between two airports on a date."""
+    return []
+
+
+TOOLS = [get_weather, convert_currency, send_email, search_flights]
+
+
+@pytest.fixture()
+def kb(embedder):
+    base = ToolKnowledgeBase(embedder=embedder)
+    base.add(TOOLS)
+    yield base
+    base.close()
+
+
+def test_search_ranks_the_matching_tool_first(kb):
+    assert kb.search("is it going to rain in Berlin today?", k=2).tools[0].name == "get_weather"
+    assert kb.search("how many yen is 30 dollars", k=2).tools[0].name == "convert_currency"
+    assert kb.search("mail my boss the report", k=2).tools[0].name == "send_email"
+
+
+def test_result_carries_field_scores_penalty_and_trace(kb):
+    result = kb.search("weather in Paris", k=3)
+    top = result.tools[0]
+    assert set(top.field_scores) >= {"description", "parameters"}
+    assert all(0.0 <= v <= 1.0 for v in top.field_scores.values())
+    assert [s.stage for s in result.trace] == ["embed_query", "candidates", "mftr", "select"]
+    assert all(s.path == "offline" and s.ms >= 0 for s in result.trace)
+    assert len(result.tools) == 3 and result.tools[0].score >= result.tools[1].score >= result.tools[2].score
+
+
+def test_live_objects_are_mapped_back_by_id(kb):
+    assert kb.tool("get_weather") is get_weather
+    assert kb.get("send_email").parameters[0].name == "to"
+    with pytest.raises(ToolNotFoundError, match="nope"):
+        kb.get("nope")
+
+
+def test_exact_tool_name_in_query_is_found(kb):
+    result = kb.search("search_flights", k=1)
+    assert result.ids == ["search_flights"]
+
+
+def test_bad_queries_raise_query_error(kb):
+    for bad in ("", "   "):
+        with pytest.raises(QueryError):
+            kb.search(bad)
+    with pytest.raises(QueryError, match="k must be"):
+        kb.search("weather", k=0)
+    with pytest.raises(QueryError, match="max_query_chars"):
+        kb.search("x" * 10_000)
+
+
+def test_empty_knowledge_base_returns_no_tools(embedder):
+    empty = ToolKnowledgeBase(embedder=embedder)
+    result = empty.search("anything")
+    assert result.tools == [] and result.trace[0].path == "skipped"
+
+
+def test_persistence_round_trip_gives_identical_results(tmp_path, embedder):
+    path = tmp_path / "tools.kb"
+    first = ToolKnowledgeBase(path, embedder=embedder)
+    first.add(TOOLS)
+    first.save()
+    queries = ["convert 10 EUR to USD", "weather in Rome", "email alice@example.com", "fly from SFO to JFK on 2024-05-01"]
+    before = [first.search(q, k=4).tools for q in queries]
+    del first
+    reopened = ToolKnowledgeBase.load(path, embedder=embedder)
+    assert len(reopened) == 4
+    after = [reopened.search(q, k=4).tools for q in queries]
+    assert before == after
+    assert reopened.tool("get_weather") is None  # live objects are not persisted...
+    assert reopened.bind(TOOLS) == 4  # ...and can be re-attached
+    assert reopened.tool("get_weather") is get_weather
+
+
+def test_load_of_a_missing_directory_is_a_clear_error(tmp_path):
+    with pytest.raises(KnowledgeBaseError, match="no toolret knowledge base"):
+        ToolKnowledgeBase.load(tmp_path / "nothing")
+
+
+def test_reopening_with_another_embedder_is_an_error(tmp_path, embedder):
+    path = tmp_path / "kb"
+    kb = ToolKnowledgeBase(path, embedder=embedder)
+    kb.add(TOOLS[:1])
+    kb.save()
+    other = CallableEmbedder(lambda texts: [[1.0, 0.0, float(len(t))] for t in texts], name="toy")
+    with pytest.raises(ModelMismatchError, match="toy"):
+        ToolKnowledgeBase(path, embedder=other)
+
+
+def test_sync_reembeds_only_changed_tools(embedder):
+    calls: list[int] = []
+
+    def counting(texts):
+        calls.append(len(texts))
+        return embedder.embed(texts)
+
+    kb = ToolKnowledgeBase(embedder=CallableEmbedder(counting, name="counting-minilm"))
+    docs = [
+        ToolDoc(name=f"tool_{i}", description=f"Does thing number {i}.",
+                parameters=[ToolParam(name="x", type="integer", required=True)])
+        for i in range(20)
+    ]
+    kb.add(docs)
+    assert sum(calls) == 40  # description + parameters field of 20 tools
+    calls.clear()
+
+    changed = docs[3].model_copy(update={"description": "Does something entirely different."})
+    new = ToolDoc(name="tool_new", description="A brand new tool.")
+    report = kb.sync([*docs[:3], changed, *docs[4:19], new])  # drops tool_19
+    assert report.added == ["tool_new"]
+    assert report.updated == ["tool_3"]
+    assert report.removed == ["tool_19"]
+    assert report.unchanged == 18
+    assert sum(calls) == 2 + 1  # tool_3 (2 fields) and tool_new (1 field)
+    assert len(kb) == 20 and "tool_19" not in kb
+    assert kb.get("tool_3").description == "Does something entirely different."
+
+    calls.clear()
+    again = kb.sync([*docs[:3], changed, *docs[4:19], new])
+    assert again.added == again.updated == again.removed == [] and sum(calls) == 0
+
+
+def test_remove_unknown_id_changes_nothing(kb):
+    with pytest.raises(ToolNotFoundError):
+        kb.remove(["get_weather", "missing"])
+    assert "get_weather" in kb
+    kb.remove(["get_weather"])
+    assert "get_weather" not in kb and len(kb) == 3
+
+
+def test_duplicate_ids_in_one_add_are_rejected(embedder):
+    kb = ToolKnowledgeBase(embedder=embedder)
+    from toolret import InvalidToolError
+
+    with pytest.raises(InvalidToolError, match="appears twice"):
+        kb.add([ToolDoc(name="a", description="x"), ToolDoc(name="a", description="y")])
+
+
+def test_concurrent_searches_match_serial_results(kb):
+    queries = ["weather in Oslo", "convert 5 GBP", "send a message to bob@example.com", "flights to Tokyo"] * 25
+    serial = [kb.search(q, k=3).ids for q in queries]
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        threaded = list(pool.map(lambda q: kb.search(q, k=3).ids, queries))
+    assert threaded == serial
+
+
+def test_searches_during_sync_see_old_or_new_registry(embedder):
+    kb = ToolKnowledgeBase(embedder=embedder)
+    kb.add(TOOLS)
+    old_ids = {"get_weather", "convert_currency", "send_email", "search_flights"}
+    new_ids = {"get_weather", "convert_currency"}
+    seen: list[set[str]] = []
+
+    def reader():
+        for _ in range(30):
+            seen.append(set(kb.search("weather or money or mail or flights", k=10).ids))
+
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        futures = [pool.submit(reader) for _ in range(2)]
+        kb.sync(TOOLS[:2])
+        for f in futures:
+            f.result()
+    assert all(s in (old_ids, new_ids) for s in seen)
+
+
+async def test_asearch_matches_search(kb):
+    results = await asyncio.gather(*(kb.asearch("weather in Lisbon", k=2) for _ in range(4)))
+    assert all(r.tools == kb.search("weather in Lisbon", k=2).tools for r in results)

@@ -1,0 +1,28 @@
+"""Identifier splitting and tokenization."""
+
+from __future__ import annotations
+
+from toolret.lexical import LexicalIndex, analyze
+from toolret.text import humanize_name, split_identifier, tokenize
+
+
+def test_names_split_into_words():
+    assert split_identifier("GetRecord") == ["get", "record"]
+    assert split_identifier("get_record") == ["get", "record"]
+    assert split_identifier("math.factorial") == ["math", "factorial"]
+    assert split_identifier("GET /movie/{movie_id}/credits") == ["get", "movie", "movie", "id", "credits"]
+    assert humanize_name("parseHTTPResponse") == "parse http response"
+
+
+def test_tokenize_drops_stopwords_and_splits_identifiers():
+    assert tokenize("Please get the CurrentWeather for me") == ["current", "weather"]
+
+
+def test_analyze_stems_so_inflections_match():
+    assert analyze("forecasts") == analyze("forecast")
+
+
+def test_lexical_index_scores_matching_document_higher_and_empty_docs_zero():
+    index = LexicalIndex.build(["weather forecast for a city", "", "currency converter"])
+    scores = index.scores("city weather forecasts")
+    assert scores[0] > 0 and scores[1] == 0 and scores[2] == 0
