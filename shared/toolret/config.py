@@ -79,8 +79,13 @@ class RetrievalConfig(BaseModel):
     field_weights: FieldWeights = Field(default_factory=FieldWeights)
     bias: float = 0.0
     lexical_weight: float = Field(
-        default=0.2, ge=0, le=1,
+        default=0.35, ge=0, le=1,
         description="Share of the lexical (BM25) signal within each field; the rest is dense.",
+    )
+    lexical_normalization: Literal["max", "bound"] = Field(
+        default="bound",
+        description="Divide a field's BM25 score by the best candidate's ('max') or by the query's "
+        "achievable score ('bound', see LexicalIndex.upper_bound).",
     )
     candidates_per_field: int = Field(default=50, ge=1, le=10_000)
     name_match_boost: float = Field(default=0.2, ge=0)

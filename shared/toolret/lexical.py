@@ -27,6 +27,19 @@ def analyze(text: str) -> list[str]:
     return stem_tokens(tokenize(text))
 
 
+def _per_term_max(retriever: object | None) -> np.ndarray:
+    """Best score of each vocabulary term in any document (bm25s stores scores per term, CSC)."""
+    if retriever is None:
+        return np.zeros(0, dtype=np.float32)
+    mat = retriever.scores  # type: ignore[attr-defined]
+    data, indptr = np.asarray(mat["data"]), np.asarray(mat["indptr"])
+    out = np.zeros(len(indptr) - 1, dtype=np.float32)
+    nonempty = indptr[1:] > indptr[:-1]
+    if data.size:
+        out[nonempty] = np.maximum.reduceat(data, indptr[:-1][nonempty])
+    return out
+
+
 class LexicalIndex:
     """A bm25s index over one field of every tool, in knowledge-base order.
 
@@ -36,6 +49,7 @@ class LexicalIndex:
     def __init__(self, retriever: object | None, n_docs: int) -> None:
         self._retriever = retriever
         self.n_docs = n_docs
+        self._term_max = _per_term_max(retriever)
 
     @classmethod
     def build(cls, texts: list[str]) -> LexicalIndex:
@@ -54,6 +68,20 @@ class LexicalIndex:
         if self._retriever is None or not tokens or self.n_docs == 0:
             return np.zeros(self.n_docs, dtype=np.float32)
         return np.asarray(self._retriever.get_scores(tokens), dtype=np.float32)  # type: ignore[attr-defined]
+
+    def upper_bound(self, query: str | list[str]) -> float:
+        """The most BM25 evidence any document could get for this query.
+
+        Sum over query tokens of the best single-document score of that token: a document
+        reaching it matches every query word as well as the best document for each word.
+        Dividing by it says "share of the achievable lexical evidence", which, unlike dividing
+        by the best candidate's score, does not call a one-weak-word match perfect.
+        """
+        tokens = analyze(query) if isinstance(query, str) else query
+        if self._retriever is None or not tokens:
+            return 0.0
+        vocab = self._retriever.vocab_dict  # type: ignore[attr-defined]
+        return float(sum(self._term_max[vocab[t]] for t in tokens if t in vocab))
 
     def save(self, folder: Path) -> None:
         folder.mkdir(parents=True, exist_ok=True)

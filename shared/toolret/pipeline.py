@@ -118,6 +118,7 @@ def run_search(
         signals = FieldSignals(
             candidates=cands,
             lexical={f: lex_all[f][cands] for f in FIELDS},
+            lexical_bound={f: snap.lexical[f].upper_bound(tokens) for f in FIELDS},
             dense={f: dense_all[f][cands] for f in FIELDS},
             present={f: snap.present[f][cands] for f in FIELDS},
         )

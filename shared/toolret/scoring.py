@@ -37,6 +37,7 @@ class FieldSignals:
 
     candidates: np.ndarray
     lexical: dict[str, np.ndarray]
+    lexical_bound: dict[str, float]
     dense: dict[str, np.ndarray]
     present: dict[str, np.ndarray]
 
@@ -95,8 +96,11 @@ def score_candidates(
         w = weights[field]
         present = signals.present[field]
         lex = signals.lexical[field].astype(np.float64)
-        top = float(lex.max()) if n else 0.0
-        lex_norm = lex / top if top > 0 else np.zeros(n)
+        if config.lexical_normalization == "bound":
+            top = signals.lexical_bound.get(field, 0.0)
+        else:
+            top = float(lex.max()) if n else 0.0
+        lex_norm = np.clip(lex / top, 0.0, 1.0) if top > 0 else np.zeros(n)
         dense = np.clip(signals.dense[field].astype(np.float64), 0.0, 1.0)
         s_f = np.where(present, beta * lex_norm + (1.0 - beta) * dense, 0.0)
         per_field[field] = s_f

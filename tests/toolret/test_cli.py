@@ -124,3 +124,21 @@ def test_index_then_search_prints_a_table(dataset: Path, tmp_path: Path, capsys:
 def test_search_on_a_missing_kb_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["search", "--kb", str(tmp_path / "none.kb"), "weather"]) == 2
     assert "no toolret knowledge base" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_bench_writes_json_and_markdown(dataset: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "bench"
+    assert main(["bench", "--datasets-root", str(dataset.parent), "--limit", "0", "--out", str(out)]) == 0
+    summary = json.loads((out / "bench.json").read_text())
+    assert [(r["dataset"], r["preset"], r["level"]) for r in summary["results"]] == [
+        ("tiny", "bm25", "id"), ("tiny", "fast", "id")
+    ]
+    assert summary["embedding_floor_ms"] > 0
+    assert "x floor" in (out / "bench.md").read_text()
+    assert "query-embedding floor" in capsys.readouterr().out
+
+
+def test_bench_without_datasets_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bench", "--datasets-root", str(tmp_path), "--out", str(tmp_path / "b")]) == 2
+    assert "no dataset folder" in capsys.readouterr().err

@@ -14,11 +14,14 @@ def _signals(n: int, **fields):
     lex = {f: np.asarray(fields.get(f"lex_{f}", [0.0] * n), dtype=np.float32) for f in names}
     dense = {f: np.asarray(fields.get(f"dense_{f}", [0.0] * n), dtype=np.float32) for f in names}
     present = {f: np.asarray(fields.get(f"has_{f}", [True] * n)) for f in names}
-    return FieldSignals(candidates=np.arange(n), lexical=lex, dense=dense, present=present)
+    bound = {f: fields.get(f"bound_{f}", 0.0) for f in names}
+    return FieldSignals(candidates=np.arange(n), lexical=lex, lexical_bound=bound, dense=dense, present=present)
 
 
 def test_score_is_weighted_sum_of_hybrid_field_scores():
-    cfg = RetrievalConfig.preset("fast").model_copy(update={"lexical_weight": 0.5, "penalty": PenaltyConfig(enabled=False)})
+    cfg = RetrievalConfig.preset("fast").model_copy(
+        update={"lexical_weight": 0.5, "lexical_normalization": "max", "penalty": PenaltyConfig(enabled=False)}
+    )
     docs = [ToolDoc(name="a", description="x"), ToolDoc(name="b", description="y")]
     sig = _signals(
         2,
@@ -35,6 +38,17 @@ def test_score_is_weighted_sum_of_hybrid_field_scores():
     assert abs(by_index[0].score - expected_a) < 1e-6
     assert abs(by_index[1].score - expected_b) < 1e-6
     assert set(by_index[0].field_scores) == {"description", "parameters"}
+
+
+def test_bound_normalization_divides_by_the_achievable_lexical_score():
+    cfg = RetrievalConfig.preset("fast").model_copy(update={"lexical_weight": 1.0, "penalty": PenaltyConfig(enabled=False)})
+    docs = [ToolDoc(name="a", description="x"), ToolDoc(name="b", description="y")]
+    sig = _signals(
+        2, lex_description=[2.0, 1.0], bound_description=4.0,
+        has_parameters=[False, False], has_response=[False, False], has_examples=[False, False],
+    )
+    ranked = score_candidates(sig, docs, cfg, args=[], query_words=set(), name_matches=set())
+    assert [round(c.score, 6) for c in ranked] == [0.5, 0.25]  # not 1.0 / 0.5 as max-scaling would give
 
 
 def test_missing_fields_do_not_drag_a_tool_down():

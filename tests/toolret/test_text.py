@@ -26,3 +26,11 @@ def test_lexical_index_scores_matching_document_higher_and_empty_docs_zero():
     index = LexicalIndex.build(["weather forecast for a city", "", "currency converter"])
     scores = index.scores("city weather forecasts")
     assert scores[0] > 0 and scores[1] == 0 and scores[2] == 0
+
+
+def test_upper_bound_is_sum_of_best_per_word_scores():
+    index = LexicalIndex.build(["weather forecast", "city guide", "weather in the city"])
+    per_word = [float(index.scores(w).max()) for w in ("weather", "city")]
+    assert abs(index.upper_bound("weather city") - sum(per_word)) < 1e-5
+    assert float(index.scores("weather city").max()) <= index.upper_bound("weather city") + 1e-6
+    assert index.upper_bound("unknown words only") == 0.0

@@ -11,7 +11,7 @@ Example:
     >>> ds = load_dataset("../shared/benchmarks/restbench_tmdb")    # doctest: +SKIP
     >>> len(ds.tools), len(ds.queries)                              # doctest: +SKIP
     (54, 100)
-    >>> small = sample_queries(ds.queries, 20)                      # same 20 every run
+    >>> small = sample_queries(ds.queries, 20)                      # doctest: +SKIP
 """
 
 from __future__ import annotations
