@@ -100,6 +100,11 @@ _NAME_HINTS: dict[str, tuple[str, ...]] = {
     "date": ("date", "time", "day", "when", "start", "end", "since", "until", "deadline", "datetime", "timestamp"),
 }
 
+# Identifiers (``movie_id``, ``user_uuid``) usually come from an earlier tool's output (search,
+# then details), so a request that does not spell one out is weak evidence against the tool.
+_ID_WORDS = frozenset({"id", "ids", "uuid", "guid", "key", "handle"})
+_ID_FLOOR = 0.5
+
 # How well a value of each kind can fill a parameter of a generic JSON type.
 _KIND_FOR_TYPE: dict[str, dict[str, float]] = {
     "integer": {"number": 1.0, "date": 0.6},
@@ -140,4 +145,6 @@ def param_satisfaction(param: ToolParam, args: list[SpottedArgument], query_word
         best = max(best, score)
     if name_words and name_words <= query_words:
         best = max(best, 0.8)
+    if name_words & _ID_WORDS:
+        best = max(best, _ID_FLOOR)
     return best

@@ -26,6 +26,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from toolret.errors import InvalidToolError
+from toolret.schema_text import readable_response
 from toolret.text import humanize_name
 
 __all__ = ["ToolParam", "ToolDoc", "FieldName", "FIELDS"]
@@ -171,7 +172,7 @@ class ToolDoc(BaseModel):
         if field == "parameters":
             return "\n".join(p.text() for p in self.parameters)
         if field == "response":
-            return self.response
+            return readable_response(self.response)
         if field == "examples":
             return "\n".join(self.examples)
         raise KeyError(f"unknown field {field!r}; expected one of {FIELDS}")

@@ -52,7 +52,6 @@ def test_empty_registry_returns_nothing() -> None:
     assert BM25Baseline([]).search("anything", k=5).tools == []
 
 
-@pytest.mark.skipif(not (BENCHMARKS / "restbench_tmdb").is_dir(), reason="team benchmarks folder not present")
 def test_reproduces_the_plain_baseline_of_the_restbench_tmdb_readme() -> None:
     # README table, row "plain": R@1 0.200, R@5 0.429, R@10 0.542, NDCG@10 0.443, Comp@5 0.190, Comp@10 0.300
     ds = load_dataset(BENCHMARKS / "restbench_tmdb")

@@ -62,7 +62,6 @@ def test_eval_bm25_writes_the_documented_json(dataset: Path, tmp_path: Path, cap
 
 
 def test_eval_limit_and_plot(dataset: Path, tmp_path: Path) -> None:
-    pytest.importorskip("matplotlib")
     out, png = tmp_path / "r.json", tmp_path / "curves.png"
     code = main(["eval", "--dataset", str(dataset), "--method", "bm25", "--limit", "2",
                  "--json", str(out), "--plot", str(png)])

@@ -107,9 +107,8 @@ def test_sample_queries_is_reproducible_and_keeps_order() -> None:
     assert sample_queries(queries, 500) == queries
 
 
-@pytest.mark.skipif(not (BENCHMARKS / "restbench_tmdb").is_dir(), reason="team benchmarks folder not present")
-def test_real_restbench_tmdb_loads() -> None:
-    ds = load_dataset(BENCHMARKS / "restbench_tmdb")
+def test_real_restbench_tmdb_loads(benchmarks: Path) -> None:
+    ds = load_dataset(benchmarks / "restbench_tmdb")
     assert ds.name == "restbench_tmdb"
     assert len(ds.tools) == 54
     assert len(ds.queries) == 100
