@@ -29,7 +29,7 @@ test-fast: $(STAMP)
 	$(PY) -m pytest -q -m 'not slow'
 
 bench: $(STAMP)
-	$(PY) -m toolret.cli bench --datasets-root $(BENCH_ROOT) --out $(BENCH_OUT)
+	$(PY) -m toolret.cli bench --datasets-root $(BENCH_ROOT) --out $(BENCH_OUT) --preset balanced
 
 clean:
 	rm -rf $(VENV) $(BENCH_OUT) .pytest_cache

@@ -69,8 +69,9 @@ class PenaltyConfig(BaseModel):
 class RetrievalConfig(BaseModel):
     """How a search runs. Use :meth:`preset` and override fields with ``model_copy``.
 
-    ``balanced`` and ``full`` currently equal ``fast`` (hybrid multi-field retrieval with MFTR
-    scoring); query planning, fusion, reranking and reflection fill them in later.
+    ``fast``: hybrid multi-field retrieval with MFTR scoring. ``balanced``: + the offline
+    query planner and per-sub-task fusion. ``full`` currently equals ``balanced`` (LLM
+    planning, reranking and reflection are not built yet).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -90,6 +91,14 @@ class RetrievalConfig(BaseModel):
     candidates_per_field: int = Field(default=50, ge=1, le=10_000)
     name_match_boost: float = Field(default=0.2, ge=0)
     penalty: PenaltyConfig = Field(default_factory=PenaltyConfig)
+    planner: Literal["none", "offline"] = Field(
+        default="none",
+        description="Query planning: 'offline' splits multi-part requests into sub-tasks (balanced).",
+    )
+    whole_query_budget: bool = Field(
+        default=True,
+        description="With sub-tasks, the whole request also gets a share of the k slots.",
+    )
     max_query_chars: int = Field(default=8_000, ge=16)
     max_k: int = Field(default=200, ge=1)
 
@@ -103,7 +112,9 @@ class RetrievalConfig(BaseModel):
         """A named preset: ``fast``, ``balanced`` or ``full``."""
         if name not in PRESETS:
             raise ConfigError(f"unknown preset {name!r}; choose one of {', '.join(PRESETS)}")
-        return cls(name=name)
+        if name == "fast":
+            return cls(name=name)
+        return cls(name=name, planner="offline")
 
     @classmethod
     def resolve(cls, value: RetrievalConfig | str | None, default: RetrievalConfig | None = None) -> RetrievalConfig:

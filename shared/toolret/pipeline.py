@@ -22,7 +22,9 @@ from toolret.embedding import Embedder
 from toolret.errors import QueryError
 from toolret.lexical import analyze
 from toolret.results import ScoredTool, SearchResult, TraceStep
-from toolret.scoring import FieldSignals, score_candidates
+from toolret.fusion import budgeted_merge, reciprocal_rank_fusion
+from toolret.planning import QueryPlan, plan_offline
+from toolret.scoring import CandidateScore, FieldSignals, score_candidates
 from toolret.snapshot import Snapshot
 from toolret.text import tokenize
 
@@ -83,60 +85,94 @@ def _named_tools(snap: Snapshot, query: str) -> set[int]:
     return hits
 
 
+def _rank(snap: Snapshot, qvec: np.ndarray, text: str, config: RetrievalConfig) -> tuple[list[CandidateScore], int, int]:
+    """MFTR ranking of one query text: (ranked candidates, candidate count, argument count)."""
+    tokens = analyze(text)
+    n = config.candidates_per_field
+    lex_all = {f: snap.lexical[f].scores(tokens) for f in FIELDS}
+    dense_all = {f: snap.vectors[f] @ qvec for f in FIELDS}
+    named = _named_tools(snap, text)
+    pool: set[int] = set(named)
+    for f in FIELDS:
+        mask = snap.present[f]
+        pool.update(_top_n(lex_all[f], mask, n).tolist())
+        pool.update(_top_n(dense_all[f] + 1.0, mask, n).tolist())
+    cands = np.array(sorted(pool), dtype=np.int64)
+    args = spot_arguments(text)
+    signals = FieldSignals(
+        candidates=cands,
+        lexical={f: lex_all[f][cands] for f in FIELDS},
+        lexical_bound={f: snap.lexical[f].upper_bound(tokens) for f in FIELDS},
+        dense={f: dense_all[f][cands] for f in FIELDS},
+        present={f: snap.present[f][cands] for f in FIELDS},
+    )
+    query_words = set(tokenize(text, drop_stopwords=False))
+    ranked = score_candidates(signals, snap.docs, config, args=args, query_words=query_words, name_matches=named)
+    return ranked, len(cands), len(args)
+
+
+def _scored(snap: Snapshot, cand: CandidateScore, subtask: str | None = None) -> ScoredTool:
+    doc = snap.docs[cand.index]
+    return ScoredTool(
+        id=doc.id, name=doc.name, score=round(cand.score, 6),
+        field_scores=cand.field_scores, penalty=cand.penalty, subtask=subtask,
+    )
+
+
 def run_search(
     snap: Snapshot, embedder: Embedder, query: str, k: int, config: RetrievalConfig
 ) -> SearchResult:
-    """Search one snapshot; the caller has validated ``query`` and ``k``."""
+    """Search one snapshot; the caller has validated ``query`` and ``k``.
+
+    Without a planner: one MFTR ranking of the query. With the offline planner and a
+    request that splits into sub-tasks: one ranking for the whole request and one per
+    sub-task, merged with a per-sub-task share of the k slots (:mod:`toolret.fusion`).
+    """
     trace: list[TraceStep] = []
     if len(snap) == 0:
         trace.append(TraceStep(stage="candidates", path="skipped", ms=0.0, note="knowledge base is empty"))
         return SearchResult(query=query, tools=[], trace=trace)
 
-    qvec = _timed(trace, "embed_query", lambda: embedder.embed([query])[0], note=embedder.name)
-    tokens = analyze(query)
+    plan: QueryPlan | None = None
+    texts = [query]
+    if config.planner == "offline":
+        plan = _timed(trace, "plan", lambda: plan_offline(query))
+        trace[-1] = trace[-1].model_copy(update={"note": f"{len(plan.subtasks)} sub-task(s)"})
+        if len(plan.subtasks) > 1:
+            texts += [sub.text for sub in plan.subtasks]
 
-    def gather() -> tuple[np.ndarray, dict[str, np.ndarray], dict[str, np.ndarray], set[int]]:
-        n = config.candidates_per_field
-        lex_all = {f: snap.lexical[f].scores(tokens) for f in FIELDS}
-        dense_all = {f: snap.vectors[f] @ qvec for f in FIELDS}
-        named = _named_tools(snap, query)
-        pool: set[int] = set(named)
-        for f in FIELDS:
-            mask = snap.present[f]
-            pool.update(_top_n(lex_all[f], mask, n).tolist())
-            pool.update(_top_n(dense_all[f] + 1.0, mask, n).tolist())
-        cands = np.array(sorted(pool), dtype=np.int64)
-        return cands, lex_all, dense_all, named
+    qvecs = _timed(trace, "embed_query", lambda: embedder.embed(texts), note=embedder.name)
+    start = time.perf_counter()
+    rankings = [_rank(snap, qvecs[i], text, config) for i, text in enumerate(texts)]
+    elapsed = (time.perf_counter() - start) * 1000
+    n_cands = max(r[1] for r in rankings)
+    n_args = rankings[0][2]
+    trace.append(TraceStep(stage="candidates", path="offline", ms=elapsed / 2, note=f"{n_cands} of {len(snap)} tools"))
+    trace.append(TraceStep(stage="mftr", path="offline", ms=elapsed / 2, note=f"{n_args} argument value(s) spotted"))
 
-    cands, lex_all, dense_all, named = _timed(trace, "candidates", gather)
-    trace[-1] = trace[-1].model_copy(update={"note": f"{len(cands)} of {len(snap)} tools"})
+    if len(rankings) == 1:
+        tools = _timed(trace, "select", lambda: [_scored(snap, c) for c in rankings[0][0][:k]], note=f"top {k}")
+        return SearchResult(query=query, tools=tools, trace=trace, plan=plan)
 
-    args = spot_arguments(query)
-    query_words = set(tokenize(query, drop_stopwords=False))
-
-    def score() -> list:
-        signals = FieldSignals(
-            candidates=cands,
-            lexical={f: lex_all[f][cands] for f in FIELDS},
-            lexical_bound={f: snap.lexical[f].upper_bound(tokens) for f in FIELDS},
-            dense={f: dense_all[f][cands] for f in FIELDS},
-            present={f: snap.present[f][cands] for f in FIELDS},
-        )
-        return score_candidates(signals, list(snap.docs), config, args=args, query_words=query_words, name_matches=named)
-
-    ranked = _timed(trace, "mftr", score, note=f"{len(args)} argument value(s) spotted")
-
-    def select() -> list[ScoredTool]:
-        out = []
-        for cand in ranked[:k]:
-            doc = snap.docs[cand.index]
-            out.append(
-                ScoredTool(
-                    id=doc.id, name=doc.name, score=round(cand.score, 6),
-                    field_scores=cand.field_scores, penalty=cand.penalty,
-                )
-            )
+    def fuse() -> list[ScoredTool]:
+        assert plan is not None
+        depth = max(k, 20)
+        by_list = [{c.index: c for c in r[0][:depth]} for r in rankings]
+        lists = [[snap.docs[c.index].id for c in r[0][:depth]] for r in rankings]
+        head = [tool_id for tool_id, _ in reciprocal_rank_fusion(lists)]
+        picked = budgeted_merge(lists if config.whole_query_budget else lists[1:], k=k, head=head)
+        offset = 0 if config.whole_query_budget else 1
+        out: list[ScoredTool] = []
+        for tool_id, source in picked:
+            index = snap.index_of[tool_id]
+            if source is None:
+                cand = next(lst[index] for lst in by_list if index in lst)
+                out.append(_scored(snap, cand))
+                continue
+            list_no = source + offset
+            subtask = plan.subtasks[list_no - 1].text if list_no > 0 else None
+            out.append(_scored(snap, by_list[list_no][index], subtask))
         return out
 
-    tools = _timed(trace, "select", select, note=f"top {k}")
-    return SearchResult(query=query, tools=tools, trace=trace)
+    tools = _timed(trace, "fuse", fuse, note=f"budgets over {len(rankings) - (0 if config.whole_query_budget else 1)} list(s)")
+    return SearchResult(query=query, tools=tools, trace=trace, plan=plan)

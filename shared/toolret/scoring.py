@@ -16,6 +16,7 @@ Field weights are renormalised over the fields a tool actually has.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -78,7 +79,7 @@ def parameter_penalty(
 
 def score_candidates(
     signals: FieldSignals,
-    docs: list[ToolDoc],
+    docs: Sequence[ToolDoc],
     config: RetrievalConfig,
     *,
     args: list[SpottedArgument],

@@ -224,3 +224,18 @@ def test_searches_during_sync_see_old_or_new_registry(embedder):
 async def test_asearch_matches_search(kb):
     results = await asyncio.gather(*(kb.asearch("weather in Lisbon", k=2) for _ in range(4)))
     assert all(r.tools == kb.search("weather in Lisbon", k=2).tools for r in results)
+
+
+def test_balanced_preset_covers_each_part_of_a_multi_part_request(kb):
+    query = "What is the weather in Oslo tomorrow? Also convert 200 euros to Norwegian krone."
+    fast = kb.search(query, k=2, config="fast")
+    balanced = kb.search(query, k=2, config="balanced")
+    assert set(balanced.ids) == {"get_weather", "convert_currency"}
+    assert [s.stage for s in balanced.trace] == ["plan", "embed_query", "candidates", "mftr", "fuse"]
+    assert balanced.plan is not None and len(balanced.plan.subtasks) == 2
+    assert {t.subtask for t in balanced.tools} <= {None, *[s.text for s in balanced.plan.subtasks]}
+    assert len(fast.tools) == 2
+
+
+def test_balanced_preset_on_a_single_request_equals_fast(kb):
+    assert kb.search("weather in Oslo", k=3, config="balanced").ids == kb.search("weather in Oslo", k=3, config="fast").ids
