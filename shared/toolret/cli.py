@@ -234,6 +234,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
                 progress=True,
                 method=_method_label(method, args.preset),
                 curve_k=curve_k,
+                auto_k=args.auto_k and method == "mftr",
             )
         finally:
             _release(retriever)
@@ -294,6 +295,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
                         report = evaluate(
                             view, dataset, ks=ks, limit=limit, name_level=name_level,
                             progress=True, method=_method_label(method, preset), curve_k=0,
+                            auto_k=args.auto_k and method == "mftr",
                         )
                         entry = report.to_json_dict()
                         entry.update(level="name" if name_level else "id", index_seconds=seconds)
@@ -321,7 +323,9 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         "# toolret bench\n\n"
         f"Datasets under `{root}`; {'all' if limit is None else f'up to {limit} (seed 0)'} queries each. "
         f"Query-embedding floor (median of 50 `embed` calls): {floor_line}; "
-        "`x floor` = p50 latency / floor.\n\n"
+        "`x floor` = p50 latency / floor. TRACC: "
+        + ("of the k='auto' set for presets, of the top 10 for bm25" if args.auto_k else "of the top 10")
+        + ".\n\n"
         f"```\n{table}\n```\n"
     )
     (out / "bench.md").write_text(markdown, encoding="utf-8")
@@ -357,6 +361,8 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--k", default="1,5,10", help="cut-offs, comma-separated (default: 1,5,10)")
     ev.add_argument("--limit", type=int, default=None, help="evaluate a reproducible sample of N queries")
     ev.add_argument("--name-level", action="store_true", help="compare tools by name (id before '#'; BFCL)")
+    ev.add_argument("--auto-k", action="store_true",
+                    help="measure TRACC on the k='auto' set of each query (mftr only; other metrics unchanged)")
     ev.add_argument("--json", metavar="OUT", help="write the last method's report as JSON")
     ev.add_argument("--plot", metavar="OUT.png", help="draw Recall@1..20 of every method (needs matplotlib)")
     ev.set_defaults(run=_cmd_eval)
@@ -366,6 +372,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--preset", action="append", help="preset to add to 'fast' (repeatable)")
     bench.add_argument("--limit", type=int, default=DEFAULT_BENCH_LIMIT,
                        help=f"queries per dataset, sampled with seed 0 (default: {DEFAULT_BENCH_LIMIT}; 0 = all)")
+    bench.add_argument("--auto-k", action="store_true", help="TRACC of the presets measured with k='auto'")
     bench.add_argument("--out", default=".bench", help="folder for bench.json and bench.md (default: .bench)")
     bench.set_defaults(run=_cmd_bench)
     return parser

@@ -99,6 +99,11 @@ class RetrievalConfig(BaseModel):
         default=True,
         description="With sub-tasks, the whole request also gets a share of the k slots.",
     )
+    auto_margin: float = Field(
+        default=0.08, ge=0,
+        description="k='auto' keeps tools scoring within this margin of the best (per sub-task).",
+    )
+    auto_max_k: int = Field(default=5, ge=1, description="Most tools k='auto' returns.")
     max_query_chars: int = Field(default=8_000, ge=16)
     max_k: int = Field(default=200, ge=1)
 

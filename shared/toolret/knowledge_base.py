@@ -25,9 +25,10 @@ import logging
 import os
 import shutil
 import threading
+import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
@@ -38,7 +39,8 @@ from toolret.embedding import Embedder, resolve_embedder
 from toolret.errors import InvalidToolError, KnowledgeBaseError, ToolNotFoundError
 from toolret.lexical import LexicalIndex
 from toolret.pipeline import run_search, validate_query
-from toolret.results import SearchResult
+from toolret.results import SearchResult, TraceStep
+from toolret.selection import select_auto
 from toolret.snapshot import Snapshot, build_snapshot
 from toolret.store import FORMAT_VERSION, ChromaStore
 
@@ -201,13 +203,30 @@ class ToolKnowledgeBase:
         return count
 
     # ------------------------------------------------------------------ search
-    def search(self, query: str, k: int = 5, *, config: RetrievalConfig | str | None = None) -> SearchResult:
-        """The ``k`` tools that best serve ``query``, best first, with per-field evidence."""
+    def search(
+        self, query: str, k: int | Literal["auto"] = 5, *, config: RetrievalConfig | str | None = None
+    ) -> SearchResult:
+        """The ``k`` tools that best serve ``query``, best first, with per-field evidence.
+
+        ``k="auto"`` returns a precise set instead: the tools within ``config.auto_margin``
+        of the best score (per sub-task), at most ``config.auto_max_k``.
+        """
         cfg = RetrievalConfig.resolve(config, self.config)
         text = validate_query(query, k, cfg)
-        return run_search(self._snap, self.embedder, text, k, cfg)
+        if k != "auto":
+            return run_search(self._snap, self.embedder, text, int(k), cfg)
+        result = run_search(self._snap, self.embedder, text, cfg.auto_max_k, cfg)
+        start = time.perf_counter()
+        chosen = select_auto(result.tools, margin=cfg.auto_margin, max_k=cfg.auto_max_k)
+        step = TraceStep(
+            stage="auto_k", path="offline", ms=(time.perf_counter() - start) * 1000,
+            note=f"kept {len(chosen)} of {len(result.tools)} (margin {cfg.auto_margin})",
+        )
+        return result.model_copy(update={"tools": chosen, "trace": [*result.trace, step]})
 
-    async def asearch(self, query: str, k: int = 5, *, config: RetrievalConfig | str | None = None) -> SearchResult:
+    async def asearch(
+        self, query: str, k: int | Literal["auto"] = 5, *, config: RetrievalConfig | str | None = None
+    ) -> SearchResult:
         """:meth:`search` without blocking the event loop (runs in a worker thread)."""
         return await asyncio.to_thread(self.search, query, k, config=config)
 

@@ -34,7 +34,7 @@ T = TypeVar("T")
 _QUERY_WORDS = re.compile(r"[\w.]+", re.UNICODE)
 
 
-def validate_query(query: object, k: int, config: RetrievalConfig) -> str:
+def validate_query(query: object, k: int | str, config: RetrievalConfig) -> str:
     if not isinstance(query, str):
         raise QueryError(f"query must be a string, not {type(query).__name__}")
     text = query.strip()
@@ -45,8 +45,10 @@ def validate_query(query: object, k: int, config: RetrievalConfig) -> str:
             f"query is {len(text)} characters long; the limit is {config.max_query_chars} "
             "(RetrievalConfig.max_query_chars)"
         )
+    if k == "auto":
+        return text
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise QueryError(f"k must be a positive integer, not {k!r}")
+        raise QueryError(f"k must be a positive integer or 'auto', not {k!r}")
     if k > config.max_k:
         raise QueryError(f"k={k} exceeds max_k={config.max_k} (RetrievalConfig.max_k)")
     return text

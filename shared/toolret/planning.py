@@ -21,12 +21,29 @@ from pydantic import BaseModel, ConfigDict, Field
 from toolret.results import StagePath
 from toolret.text import tokenize
 
-__all__ = ["SubTask", "QueryPlan", "plan_offline", "MAX_SUBTASKS"]
+__all__ = ["FieldQueries", "SubTask", "QueryPlan", "plan_offline", "MAX_SUBTASKS"]
 
 #: More parts than this is a list of items, not a list of requests.
 MAX_SUBTASKS = 4
 #: A part needs this many content words to stand as a request of its own.
 MIN_CONTENT_WORDS = 2
+
+
+class FieldQueries(BaseModel):
+    """MFTR field-aligned queries for one sub-task, each written to match one tool field.
+
+    ``intent`` is matched against examples, ``tool_description`` against descriptions,
+    ``expected_output`` against responses and ``extracted_args`` (abstract descriptions such
+    as "city name", never the values themselves) against parameters. Only an LLM planner
+    fills them; the offline planner leaves :attr:`SubTask.fields` as ``None``.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    intent: str = ""
+    tool_description: str = ""
+    expected_output: str = ""
+    extracted_args: list[str] = Field(default_factory=list)
 
 
 class SubTask(BaseModel):
@@ -36,6 +53,7 @@ class SubTask(BaseModel):
 
     text: str
     variants: list[str] = Field(default_factory=list)
+    fields: FieldQueries | None = None
 
 
 class QueryPlan(BaseModel):
@@ -47,6 +65,8 @@ class QueryPlan(BaseModel):
     rewritten: str
     subtasks: list[SubTask]
     path: StagePath = "offline"
+    #: A more general question behind the request (step-back prompting); LLM planner only.
+    step_back: str | None = None
 
 
 _SENTENCE = re.compile(r"(?<=[.?!])\s+(?=[A-Z\"'(])")

@@ -25,6 +25,9 @@ What is measured (one rule, used by the CLI and the held-out scoring):
   distinct names can fill the top K, the search asks for ``max(ks) * name_level_depth``
   tools (4 by default); latency is that call's. TRACC then uses the first ``max(ks)``
   distinct names returned.
+* ``auto_k=True`` (``toolret eval --auto-k``): one more, untimed search per query with
+  ``k="auto"`` (the retriever's precise-set mode); TRACC is then measured on that set, and
+  every other number still comes from the timed ``k = max(ks)`` search.
 
 Example:
     >>> from toolret.baseline import BM25Baseline
@@ -94,6 +97,7 @@ class QueryRun(BaseModel):
     ids: list[str]
     ms: float
     curve_ids: list[str] | None = None
+    chosen_ids: list[str] | None = None
 
 
 class QueryScore(BaseModel):
@@ -177,6 +181,7 @@ def run_queries(
     progress: bool = False,
     desc: str = "eval",
     warmup: int = 1,
+    auto_k: bool = False,
 ) -> list[QueryRun]:
     """Search every query once with ``k`` (timed); add an untimed ``curve_k`` search if longer.
 
@@ -194,11 +199,16 @@ def run_queries(
         curve_ids = None
         if curve_k > k:
             curve_ids = [tool.id for tool in retriever.search(query.query, k=curve_k).tools]
-        runs.append(QueryRun(id=query.id, ids=ids, ms=ms, curve_ids=curve_ids))
+        chosen_ids = None
+        if auto_k:
+            chosen_ids = [tool.id for tool in retriever.search(query.query, k="auto").tools]  # type: ignore[arg-type]
+        runs.append(QueryRun(id=query.id, ids=ids, ms=ms, curve_ids=curve_ids, chosen_ids=chosen_ids))
     return runs
 
 
-def _score_one(relevant: list[str], ranked: list[str], ks: list[int]) -> dict[str, float]:
+def _score_one(
+    relevant: list[str], ranked: list[str], ks: list[int], chosen: list[str] | None = None
+) -> dict[str, float]:
     scores: dict[str, float] = {}
     for k in ks:
         scores[f"recall@{k}"] = recall_at_k(relevant, ranked, k)
@@ -206,7 +216,7 @@ def _score_one(relevant: list[str], ranked: list[str], ks: list[int]) -> dict[st
         scores[f"ndcg@{k}"] = ndcg_at_k(relevant, ranked, k)
     for k in ks:
         scores[f"completeness@{k}"] = completeness_at_k(relevant, ranked, k)
-    scores["tracc"] = tracc(relevant, ranked[: ks[-1]])
+    scores["tracc"] = tracc(relevant, ranked[: ks[-1]] if chosen is None else chosen)
     return scores
 
 
@@ -239,11 +249,13 @@ def score_runs(
             raise DatasetError(f"dataset {dataset!r}: a run names query {run.id!r}, which is not in the queries")
         relevant, ranked = list(query.relevant), list(run.ids)
         curve_source = list(run.curve_ids if run.curve_ids is not None else run.ids)
+        chosen = None if run.chosen_ids is None else list(run.chosen_ids)
         if name_level:
             relevant = _distinct_names(relevant)
             ranked = _distinct_names(ranked)
             curve_source = _distinct_names(curve_source)
-        per_query.append(QueryScore(id=run.id, metrics=_score_one(relevant, ranked, cutoffs), ms=run.ms))
+            chosen = None if chosen is None else _distinct_names(chosen)
+        per_query.append(QueryScore(id=run.id, metrics=_score_one(relevant, ranked, cutoffs, chosen), ms=run.ms))
         if curve_k > 0:
             curves.append(recall_curve(relevant, curve_source, curve_k))
 
@@ -288,6 +300,7 @@ def evaluate(
     seed: int = 0,
     name_level_depth: int = NAME_LEVEL_DEPTH,
     warmup: int = 1,
+    auto_k: bool = False,
 ) -> EvalReport:
     """Search every query (or a reproducible sample of ``limit``) and report the means.
 
@@ -309,7 +322,8 @@ def evaluate(
     label = method or _method_label(retriever)
     search_k = cutoffs[-1] * (max(1, name_level_depth) if name_level else 1)
     runs = run_queries(
-        retriever, queries, k=search_k, curve_k=curve_k, progress=progress, desc=f"{name}/{label}", warmup=warmup
+        retriever, queries, k=search_k, curve_k=curve_k, progress=progress, desc=f"{name}/{label}", warmup=warmup,
+        auto_k=auto_k,
     )
     report = score_runs(
         runs, queries, ks=cutoffs, name_level=name_level, dataset=name, preset=label, curve_k=curve_k

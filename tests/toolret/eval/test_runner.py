@@ -147,3 +147,24 @@ def test_report_round_trips_through_pydantic() -> None:
     report = evaluate(FakeRetriever(RANKINGS), DATASET, ks=(1, 5))
     again = EvalReport.model_validate_json(report.model_dump_json())
     assert again.to_json_dict() == report.to_json_dict()
+
+
+def test_auto_k_measures_tracc_on_the_precise_set() -> None:
+    from toolret.eval.datasets import EvalQuery
+    from toolret.eval.runner import evaluate
+    from toolret.results import ScoredTool, SearchResult
+
+    class TwoModes:
+        name = "two-modes"
+
+        def search(self, query, k=5):
+            ranked = ["a", "b", "c", "d"]
+            ids = ranked[:2] if k == "auto" else ranked[:k]
+            return SearchResult(query=query, tools=[ScoredTool(id=i, name=i, score=1.0) for i in ids])
+
+    queries = [EvalQuery(id="q", query="x", relevant=["a", "b"])]
+    fixed = evaluate(TwoModes(), queries, ks=(1, 5), curve_k=0)
+    auto = evaluate(TwoModes(), queries, ks=(1, 5), curve_k=0, auto_k=True)
+    assert fixed.metrics["tracc"] == 0.5  # (2/2) * (1 - |4-2| / 4)
+    assert auto.metrics["tracc"] == 1.0
+    assert auto.metrics["recall@5"] == fixed.metrics["recall@5"] == 1.0
