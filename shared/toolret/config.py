@@ -70,8 +70,9 @@ class RetrievalConfig(BaseModel):
     """How a search runs. Use :meth:`preset` and override fields with ``model_copy``.
 
     ``fast``: hybrid multi-field retrieval with MFTR scoring. ``balanced``: + the offline
-    query planner and per-sub-task fusion. ``full`` currently equals ``balanced`` (LLM
-    planning, reranking and reflection are not built yet).
+    query planner and per-sub-task fusion. ``full``: the LLM planner (rewrite, sub-tasks,
+    variants, field-aligned queries) when the knowledge base has an LLM, else ``balanced``
+    (the trace says so); LLM reranking and reflection are not built yet.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -91,10 +92,13 @@ class RetrievalConfig(BaseModel):
     candidates_per_field: int = Field(default=50, ge=1, le=10_000)
     name_match_boost: float = Field(default=0.2, ge=0)
     penalty: PenaltyConfig = Field(default_factory=PenaltyConfig)
-    planner: Literal["none", "offline"] = Field(
+    planner: Literal["none", "offline", "llm"] = Field(
         default="none",
-        description="Query planning: 'offline' splits multi-part requests into sub-tasks (balanced).",
+        description="Query planning: 'offline' splits multi-part requests into sub-tasks (balanced); "
+        "'llm' asks the knowledge base's LLM (full), falling back to 'offline' without one.",
     )
+    n_variants: int = Field(default=2, ge=0, le=3, description="Query variants per sub-task an LLM planner adds.")
+    llm_timeout: float = Field(default=10.0, gt=0, description="Seconds an LLM step may take before it falls back.")
     whole_query_budget: bool = Field(
         default=True,
         description="With sub-tasks, the whole request also gets a share of the k slots.",
@@ -119,7 +123,7 @@ class RetrievalConfig(BaseModel):
             raise ConfigError(f"unknown preset {name!r}; choose one of {', '.join(PRESETS)}")
         if name == "fast":
             return cls(name=name)
-        return cls(name=name, planner="offline")
+        return cls(name=name, planner="offline" if name == "balanced" else "llm")
 
     @classmethod
     def resolve(cls, value: RetrievalConfig | str | None, default: RetrievalConfig | None = None) -> RetrievalConfig:

@@ -92,8 +92,11 @@ class ToolKnowledgeBase:
         config: RetrievalConfig | str | None = None,
         client: Any = None,
         collection: str = "toolret",
+        llm: Any = None,
     ) -> None:
         self.path = Path(path) if path is not None else None
+        #: The LLM (``toolret.llm.LLM``) the ``full`` preset plans with; None runs offline.
+        self.llm = llm
         self.config = RetrievalConfig.resolve(config)
         self._write_lock = threading.RLock()
         self._live: dict[str, Any] = {}
@@ -214,8 +217,8 @@ class ToolKnowledgeBase:
         cfg = RetrievalConfig.resolve(config, self.config)
         text = validate_query(query, k, cfg)
         if k != "auto":
-            return run_search(self._snap, self.embedder, text, int(k), cfg)
-        result = run_search(self._snap, self.embedder, text, cfg.auto_max_k, cfg)
+            return run_search(self._snap, self.embedder, text, int(k), cfg, llm=self.llm)
+        result = run_search(self._snap, self.embedder, text, cfg.auto_max_k, cfg, llm=self.llm)
         start = time.perf_counter()
         chosen = select_auto(result.tools, margin=cfg.auto_margin, max_k=cfg.auto_max_k)
         step = TraceStep(

@@ -1,37 +1,33 @@
 """One search, stage by stage, over a knowledge-base snapshot.
 
 Stages (each recorded in the trace with its path and milliseconds):
-``embed_query`` -> ``candidates`` (per-field BM25 and dense top-N, plus tools named in the
-query) -> ``mftr`` (multi-field scores and parameter penalty on candidates only) ->
-``select`` (top k).
+
+``plan`` (balanced/full: offline or LLM query planning) -> ``embed_query`` (one batched call
+for every text the plan needs) -> ``candidates`` + ``mftr`` (per query text:
+:func:`toolret.ranking.rank_query`) -> ``fuse`` (variants of a sub-task by reciprocal rank
+fusion, then sub-tasks by per-sub-task budgets) or ``select`` (a single query: its top k).
 """
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable
-from typing import TypeVar
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
-import numpy as np
-
-from toolret.arguments import spot_arguments
 from toolret.config import RetrievalConfig
-from toolret.documents import FIELDS
 from toolret.embedding import Embedder
 from toolret.errors import QueryError
-from toolret.lexical import analyze
-from toolret.results import ScoredTool, SearchResult, TraceStep
 from toolret.fusion import budgeted_merge, reciprocal_rank_fusion
-from toolret.planning import QueryPlan, plan_offline
-from toolret.scoring import CandidateScore, FieldSignals, score_candidates
+from toolret.planning import FieldQueries, QueryPlan, plan_offline
+from toolret.ranking import rank_query
+from toolret.results import ScoredTool, SearchResult, TraceStep
+from toolret.scoring import CandidateScore
 from toolret.snapshot import Snapshot
-from toolret.text import tokenize
 
 __all__ = ["run_search", "validate_query"]
 
 T = TypeVar("T")
-_QUERY_WORDS = re.compile(r"[\w.]+", re.UNICODE)
 
 
 def validate_query(query: object, k: int | str, config: RetrievalConfig) -> str:
@@ -61,56 +57,59 @@ def _timed(trace: list[TraceStep], stage: str, fn: Callable[[], T], note: str = 
     return out
 
 
-def _top_n(scores: np.ndarray, mask: np.ndarray, n: int) -> np.ndarray:
-    valid = np.flatnonzero(mask & (scores > 0))
-    if len(valid) <= n:
-        return valid
-    part = np.argpartition(-scores[valid], n - 1)[:n]
-    return valid[part]
+@dataclass(frozen=True)
+class _Job:
+    """One ranking to run: for the whole request (``subtask=None``) or one sub-task."""
+
+    subtask: int | None
+    text: str
+    fields: FieldQueries | None = None
 
 
-def _named_tools(snap: Snapshot, query: str) -> set[int]:
-    """Tools whose exact name (or its words, for multi-word names) appears in the query."""
-    if not snap.names:
-        return set()
-    lowered = query.lower()
-    hits: set[int] = set()
-    raw_tokens = _QUERY_WORDS.findall(lowered)
-    for token in raw_tokens:
-        hits.update(snap.names.get(token.strip("."), ()))
-    words = tokenize(lowered, drop_stopwords=False)
-    for size in range(2, 6):
-        for start in range(0, len(words) - size + 1):
-            hits.update(snap.names.get(" ".join(words[start : start + size]), ()))
-    if lowered.strip() in snap.names:
-        hits.update(snap.names[lowered.strip()])
-    return hits
+# MFTR field-aligned sub-queries: which planner field is matched against which tool field.
+_FIELD_OF = {"tool_description": "description", "intent": "examples", "expected_output": "response"}
 
 
-def _rank(snap: Snapshot, qvec: np.ndarray, text: str, config: RetrievalConfig) -> tuple[list[CandidateScore], int, int]:
-    """MFTR ranking of one query text: (ranked candidates, candidate count, argument count)."""
-    tokens = analyze(text)
-    n = config.candidates_per_field
-    lex_all = {f: snap.lexical[f].scores(tokens) for f in FIELDS}
-    dense_all = {f: snap.vectors[f] @ qvec for f in FIELDS}
-    named = _named_tools(snap, text)
-    pool: set[int] = set(named)
-    for f in FIELDS:
-        mask = snap.present[f]
-        pool.update(_top_n(lex_all[f], mask, n).tolist())
-        pool.update(_top_n(dense_all[f] + 1.0, mask, n).tolist())
-    cands = np.array(sorted(pool), dtype=np.int64)
-    args = spot_arguments(text)
-    signals = FieldSignals(
-        candidates=cands,
-        lexical={f: lex_all[f][cands] for f in FIELDS},
-        lexical_bound={f: snap.lexical[f].upper_bound(tokens) for f in FIELDS},
-        dense={f: dense_all[f][cands] for f in FIELDS},
-        present={f: snap.present[f][cands] for f in FIELDS},
-    )
-    query_words = set(tokenize(text, drop_stopwords=False))
-    ranked = score_candidates(signals, snap.docs, config, args=args, query_words=query_words, name_matches=named)
-    return ranked, len(cands), len(args)
+def _plan(query: str, config: RetrievalConfig, llm: Any, trace: list[TraceStep]) -> QueryPlan | None:
+    if config.planner == "none":
+        return None
+    if config.planner == "llm" and llm is not None:
+        from toolret.llm_planning import plan_with_llm
+
+        plan, step = plan_with_llm(query, llm, n_variants=config.n_variants, timeout=config.llm_timeout)
+        trace.append(step)
+        return plan
+    start = time.perf_counter()
+    plan = plan_offline(query)
+    ms = (time.perf_counter() - start) * 1000
+    if config.planner == "llm":
+        trace.append(TraceStep(stage="plan", path="fallback", ms=ms,
+                               note=f"no LLM configured: offline planner, {len(plan.subtasks)} sub-task(s)"))
+    else:
+        trace.append(TraceStep(stage="plan", path="offline", ms=ms, note=f"{len(plan.subtasks)} sub-task(s)"))
+    return plan
+
+
+def _jobs(query: str, plan: QueryPlan | None) -> list[_Job]:
+    if plan is None:
+        return [_Job(None, query)]
+    whole = plan.rewritten if plan.path == "llm" and plan.rewritten else query
+    jobs = [_Job(None, whole)]
+    if len(plan.subtasks) < 2 and plan.path != "llm":
+        return jobs
+    for i, sub in enumerate(plan.subtasks):
+        for variant in dict.fromkeys(sub.variants or [sub.text]):
+            jobs.append(_Job(i, variant, sub.fields if variant == sub.text else None))
+    return jobs
+
+
+def _field_texts(fields: FieldQueries | None) -> dict[str, str]:
+    if fields is None:
+        return {}
+    out = {target: getattr(fields, source) for source, target in _FIELD_OF.items() if getattr(fields, source)}
+    if fields.extracted_args:
+        out["parameters"] = "; ".join(fields.extracted_args)
+    return out
 
 
 def _scored(snap: Snapshot, cand: CandidateScore, subtask: str | None = None) -> ScoredTool:
@@ -122,59 +121,84 @@ def _scored(snap: Snapshot, cand: CandidateScore, subtask: str | None = None) ->
 
 
 def run_search(
-    snap: Snapshot, embedder: Embedder, query: str, k: int, config: RetrievalConfig
+    snap: Snapshot, embedder: Embedder, query: str, k: int, config: RetrievalConfig, *, llm: Any = None
 ) -> SearchResult:
     """Search one snapshot; the caller has validated ``query`` and ``k``.
 
-    Without a planner: one MFTR ranking of the query. With the offline planner and a
-    request that splits into sub-tasks: one ranking for the whole request and one per
-    sub-task, merged with a per-sub-task share of the k slots (:mod:`toolret.fusion`).
+    Without a planner: one MFTR ranking of the query. With a plan of several sub-tasks (or
+    any LLM plan): one ranking for the whole request and one per sub-task variant; variants
+    are fused by RRF and sub-tasks merged with a share of the k slots each (:mod:`toolret.fusion`).
     """
     trace: list[TraceStep] = []
     if len(snap) == 0:
         trace.append(TraceStep(stage="candidates", path="skipped", ms=0.0, note="knowledge base is empty"))
         return SearchResult(query=query, tools=[], trace=trace)
 
-    plan: QueryPlan | None = None
-    texts = [query]
-    if config.planner == "offline":
-        plan = _timed(trace, "plan", lambda: plan_offline(query))
-        trace[-1] = trace[-1].model_copy(update={"note": f"{len(plan.subtasks)} sub-task(s)"})
-        if len(plan.subtasks) > 1:
-            texts += [sub.text for sub in plan.subtasks]
+    plan = _plan(query, config, llm, trace)
+    jobs = _jobs(query, plan)
+    field_texts = [_field_texts(job.fields) for job in jobs]
+    texts = list(dict.fromkeys([job.text for job in jobs] + [t for ft in field_texts for t in ft.values()]))
+    vectors = _timed(trace, "embed_query", lambda: embedder.embed(texts), note=f"{len(texts)} text(s), {embedder.name}")
+    vec_of = {text: vectors[i] for i, text in enumerate(texts)}
 
-    qvecs = _timed(trace, "embed_query", lambda: embedder.embed(texts), note=embedder.name)
     start = time.perf_counter()
-    rankings = [_rank(snap, qvecs[i], text, config) for i, text in enumerate(texts)]
+    rankings = [
+        rank_query(snap, job.text, vec_of[job.text], config,
+                   {f: (t, vec_of[t]) for f, t in ft.items()} or None)
+        for job, ft in zip(jobs, field_texts)
+    ]
     elapsed = (time.perf_counter() - start) * 1000
-    n_cands = max(r[1] for r in rankings)
-    n_args = rankings[0][2]
-    trace.append(TraceStep(stage="candidates", path="offline", ms=elapsed / 2, note=f"{n_cands} of {len(snap)} tools"))
-    trace.append(TraceStep(stage="mftr", path="offline", ms=elapsed / 2, note=f"{n_args} argument value(s) spotted"))
+    trace.append(TraceStep(stage="candidates", path="offline", ms=elapsed / 2,
+                           note=f"{max(r[1] for r in rankings)} of {len(snap)} tools, {len(jobs)} ranking(s)"))
+    trace.append(TraceStep(stage="mftr", path="offline", ms=elapsed / 2,
+                           note=f"{rankings[0][2]} argument value(s) spotted"))
 
     if len(rankings) == 1:
         tools = _timed(trace, "select", lambda: [_scored(snap, c) for c in rankings[0][0][:k]], note=f"top {k}")
         return SearchResult(query=query, tools=tools, trace=trace, plan=plan)
-
-    def fuse() -> list[ScoredTool]:
-        assert plan is not None
-        depth = max(k, 20)
-        by_list = [{c.index: c for c in r[0][:depth]} for r in rankings]
-        lists = [[snap.docs[c.index].id for c in r[0][:depth]] for r in rankings]
-        head = [tool_id for tool_id, _ in reciprocal_rank_fusion(lists)]
-        picked = budgeted_merge(lists if config.whole_query_budget else lists[1:], k=k, head=head)
-        offset = 0 if config.whole_query_budget else 1
-        out: list[ScoredTool] = []
-        for tool_id, source in picked:
-            index = snap.index_of[tool_id]
-            if source is None:
-                cand = next(lst[index] for lst in by_list if index in lst)
-                out.append(_scored(snap, cand))
-                continue
-            list_no = source + offset
-            subtask = plan.subtasks[list_no - 1].text if list_no > 0 else None
-            out.append(_scored(snap, by_list[list_no][index], subtask))
-        return out
-
-    tools = _timed(trace, "fuse", fuse, note=f"budgets over {len(rankings) - (0 if config.whole_query_budget else 1)} list(s)")
+    assert plan is not None
+    tools = _timed(trace, "fuse", lambda: _fuse(snap, plan, jobs, rankings, k, config))
     return SearchResult(query=query, tools=tools, trace=trace, plan=plan)
+
+
+def _fuse(
+    snap: Snapshot,
+    plan: QueryPlan,
+    jobs: list[_Job],
+    rankings: list[tuple[list[CandidateScore], int, int]],
+    k: int,
+    config: RetrievalConfig,
+) -> list[ScoredTool]:
+    """RRF over each sub-task's variants, then per-sub-task budgets over the fused lists."""
+    depth = max(k, 20)
+    groups: dict[int | None, list[list[CandidateScore]]] = {}
+    for job, ranking in zip(jobs, rankings):
+        groups.setdefault(job.subtask, []).append(ranking[0][:depth])
+    order: list[int | None] = [None, *sorted(g for g in groups if g is not None)]
+    lists: list[list[str]] = []
+    best: list[dict[int, CandidateScore]] = []
+    for group in order:
+        ranked_lists = groups[group]
+        fused = reciprocal_rank_fusion([[snap.docs[c.index].id for c in r] for r in ranked_lists])
+        lists.append([tool_id for tool_id, _ in fused][:depth])
+        top: dict[int, CandidateScore] = {}
+        for ranked in ranked_lists:
+            for cand in ranked:
+                if cand.index not in top or cand.score > top[cand.index].score:
+                    top[cand.index] = cand
+        best.append(top)
+    head = [tool_id for tool_id, _ in reciprocal_rank_fusion(lists)]
+    first = 0 if config.whole_query_budget else 1
+    picked = budgeted_merge(lists[first:], k=k, head=head)
+    out: list[ScoredTool] = []
+    for tool_id, source in picked:
+        index = snap.index_of[tool_id]
+        if source is None:
+            cand = max((b[index] for b in best if index in b), key=lambda c: c.score)
+            out.append(_scored(snap, cand))
+            continue
+        position = source + first
+        group = order[position]
+        subtask = plan.subtasks[group].text if group is not None else None
+        out.append(_scored(snap, best[position][index], subtask))
+    return out

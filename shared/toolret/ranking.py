@@ -1,0 +1,89 @@
+"""Ranking one query against a knowledge-base snapshot: candidates, then MFTR scores.
+
+Candidate generation takes, per field, the BM25 top-N and the dense top-N plus every tool the
+query names exactly; only those candidates are scored (:mod:`toolret.scoring`).
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from toolret.arguments import spot_arguments
+from toolret.config import RetrievalConfig
+from toolret.documents import FIELDS
+from toolret.lexical import analyze
+from toolret.scoring import CandidateScore, FieldSignals, score_candidates
+from toolret.snapshot import Snapshot
+from toolret.text import tokenize
+
+__all__ = ["rank_query", "named_tools", "top_n"]
+
+_QUERY_WORDS = re.compile(r"[\w.]+", re.UNICODE)
+
+
+def top_n(scores: np.ndarray, mask: np.ndarray, n: int) -> np.ndarray:
+    valid = np.flatnonzero(mask & (scores > 0))
+    if len(valid) <= n:
+        return valid
+    part = np.argpartition(-scores[valid], n - 1)[:n]
+    return valid[part]
+
+
+def named_tools(snap: Snapshot, query: str) -> set[int]:
+    """Tools whose exact name (or its words, for multi-word names) appears in the query."""
+    if not snap.names:
+        return set()
+    lowered = query.lower()
+    hits: set[int] = set()
+    raw_tokens = _QUERY_WORDS.findall(lowered)
+    for token in raw_tokens:
+        hits.update(snap.names.get(token.strip("."), ()))
+    words = tokenize(lowered, drop_stopwords=False)
+    for size in range(2, 6):
+        for start in range(0, len(words) - size + 1):
+            hits.update(snap.names.get(" ".join(words[start : start + size]), ()))
+    if lowered.strip() in snap.names:
+        hits.update(snap.names[lowered.strip()])
+    return hits
+
+
+def rank_query(
+    snap: Snapshot,
+    text: str,
+    qvec: np.ndarray,
+    config: RetrievalConfig,
+    field_queries: dict[str, tuple[str, np.ndarray]] | None = None,
+) -> tuple[list[CandidateScore], int, int]:
+    """MFTR ranking of one query: (ranked candidates, candidate count, argument count).
+
+    ``field_queries`` maps a field to its own (text, vector) — MFTR's field-aligned
+    sub-queries, e.g. the expected output matched against responses; fields without one
+    use ``text`` and ``qvec``. Argument spotting always reads ``text``.
+    """
+    field_queries = field_queries or {}
+    main_tokens = analyze(text)
+    tokens = {f: analyze(field_queries[f][0]) if f in field_queries else main_tokens for f in FIELDS}
+    vectors = {f: field_queries[f][1] if f in field_queries else qvec for f in FIELDS}
+    n = config.candidates_per_field
+    lex_all = {f: snap.lexical[f].scores(tokens[f]) for f in FIELDS}
+    dense_all = {f: snap.vectors[f] @ vectors[f] for f in FIELDS}
+    named = named_tools(snap, text)
+    pool: set[int] = set(named)
+    for f in FIELDS:
+        mask = snap.present[f]
+        pool.update(top_n(lex_all[f], mask, n).tolist())
+        pool.update(top_n(dense_all[f] + 1.0, mask, n).tolist())
+    cands = np.array(sorted(pool), dtype=np.int64)
+    args = spot_arguments(text)
+    signals = FieldSignals(
+        candidates=cands,
+        lexical={f: lex_all[f][cands] for f in FIELDS},
+        lexical_bound={f: snap.lexical[f].upper_bound(tokens[f]) for f in FIELDS},
+        dense={f: dense_all[f][cands] for f in FIELDS},
+        present={f: snap.present[f][cands] for f in FIELDS},
+    )
+    query_words = set(tokenize(text, drop_stopwords=False))
+    ranked = score_candidates(signals, snap.docs, config, args=args, query_words=query_words, name_matches=named)
+    return ranked, len(cands), len(args)
