@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from toolret.errors import ConfigError
 
-__all__ = ["FieldWeights", "PenaltyConfig", "RetrievalConfig", "PRESETS", "PresetName"]
+__all__ = ["FieldWeights", "PenaltyConfig", "LearnedWeights", "RetrievalConfig", "PRESETS", "PresetName"]
 
 PresetName = Literal["fast", "balanced", "full"]
 PRESETS: tuple[PresetName, ...] = ("fast", "balanced", "full")
@@ -66,6 +66,19 @@ class PenaltyConfig(BaseModel):
     scale: float = Field(default=0.05, ge=0)
 
 
+class LearnedWeights(BaseModel):
+    """A linear scorer fitted by ``ToolKnowledgeBase.fit`` (pairwise logistic loss, toolret.learn)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    features: list[str]
+    coef: list[float]
+    n_queries: int = 0
+    n_pairs: int = 0
+    loss_before: float = 0.0
+    loss_after: float = 0.0
+
+
 class RetrievalConfig(BaseModel):
     """How a search runs. Use :meth:`preset` and override fields with ``model_copy``.
 
@@ -103,6 +116,13 @@ class RetrievalConfig(BaseModel):
         default=True,
         description="With sub-tasks, the whole request also gets a share of the k slots.",
     )
+    history_weight: float = Field(
+        default=0.0, ge=0,
+        description="Weight of the tool-use memory h(t) (toolret.history); 0 ignores recorded bundles.",
+    )
+    history_neighbors: int = Field(default=10, ge=1, description="Past requests consulted per query.")
+    use_learned: bool = Field(default=False, description="Score with the knowledge base's fitted weights when it has them.")
+    learned: LearnedWeights | None = Field(default=None, description="Set by the knowledge base from its fit.")
     auto_margin: float = Field(
         default=0.08, ge=0,
         description="k='auto' keeps tools scoring within this margin of the best (per sub-task).",
@@ -123,7 +143,7 @@ class RetrievalConfig(BaseModel):
             raise ConfigError(f"unknown preset {name!r}; choose one of {', '.join(PRESETS)}")
         if name == "fast":
             return cls(name=name)
-        return cls(name=name, planner="offline" if name == "balanced" else "llm")
+        return cls(name=name, planner="offline" if name == "balanced" else "llm", history_weight=0.5, use_learned=True)
 
     @classmethod
     def resolve(cls, value: RetrievalConfig | str | None, default: RetrievalConfig | None = None) -> RetrievalConfig:

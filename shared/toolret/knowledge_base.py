@@ -33,10 +33,11 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from toolret.config import RetrievalConfig
+from toolret.config import LearnedWeights, RetrievalConfig
 from toolret.documents import FIELDS, ToolDoc
 from toolret.embedding import Embedder, resolve_embedder
 from toolret.errors import InvalidToolError, KnowledgeBaseError, ToolNotFoundError
+from toolret.history import HistorySnapshot
 from toolret.lexical import LexicalIndex
 from toolret.pipeline import run_search, validate_query
 from toolret.results import SearchResult, TraceStep
@@ -113,6 +114,8 @@ class ToolKnowledgeBase:
         self.embedder: Embedder = resolve_embedder(embedder)
         self._store.open(self.embedder.name)
         self._snap = self._load_snapshot()
+        self._history = HistorySnapshot.build(*self._store.read_history())
+        self.learned: LearnedWeights | None = self._load_learned()
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -215,10 +218,12 @@ class ToolKnowledgeBase:
         of the best score (per sub-task), at most ``config.auto_max_k``.
         """
         cfg = RetrievalConfig.resolve(config, self.config)
+        if cfg.use_learned and self.learned is not None and cfg.learned is None:
+            cfg = cfg.model_copy(update={"learned": self.learned})
         text = validate_query(query, k, cfg)
         if k != "auto":
-            return run_search(self._snap, self.embedder, text, int(k), cfg, llm=self.llm)
-        result = run_search(self._snap, self.embedder, text, cfg.auto_max_k, cfg, llm=self.llm)
+            return run_search(self._snap, self.embedder, text, int(k), cfg, llm=self.llm, history=self._history)
+        result = run_search(self._snap, self.embedder, text, cfg.auto_max_k, cfg, llm=self.llm, history=self._history)
         start = time.perf_counter()
         chosen = select_auto(result.tools, margin=cfg.auto_margin, max_k=cfg.auto_max_k)
         step = TraceStep(
@@ -232,6 +237,94 @@ class ToolKnowledgeBase:
     ) -> SearchResult:
         """:meth:`search` without blocking the event loop (runs in a worker thread)."""
         return await asyncio.to_thread(self.search, query, k, config=config)
+
+    # ------------------------------------------------------------------ tool-use memory
+    def record(self, query: str, tool_ids: Sequence[str]) -> None:
+        """Remember that ``query`` was served by ``tool_ids`` (the tools the agent actually used)."""
+        self.record_many([(query, tool_ids)])
+
+    def record_many(self, bundles: Iterable[tuple[str, Sequence[str]]], *, progress: bool = False) -> int:
+        """Record many (request, tools used) bundles; each tool id must be in the knowledge base.
+
+        Recorded bundles are persisted with the knowledge base and used by presets whose
+        ``history_weight`` is above 0 (``balanced``, ``full``): see :mod:`toolret.history`.
+        """
+        clean: list[tuple[str, tuple[str, ...]]] = []
+        known = self._snap.index_of
+        for query, tool_ids in bundles:
+            if not isinstance(query, str) or not query.strip():
+                raise KnowledgeBaseError("a recorded bundle needs a non-empty request text")
+            ids = tuple(dict.fromkeys(tool_ids))
+            missing = [t for t in ids if t not in known]
+            if missing or not ids:
+                raise ToolNotFoundError(
+                    f"cannot record {query[:60]!r}: unknown tool id(s) {', '.join(map(repr, missing[:5])) or '(none given)'}"
+                )
+            clean.append((query.strip(), ids))
+        clean = list(dict.fromkeys(clean))
+        if not clean:
+            return 0
+        with self._write_lock:
+            vectors = np.concatenate(
+                [self.embedder.embed([q for q, _ in clean[i : i + 512]]) for i in range(0, len(clean), 512)]
+            )
+            self._store.add_history(clean, vectors)
+            seen = set(self._history.bundles)
+            fresh = [(b, v) for b, v in zip(clean, vectors) if b not in seen and not seen.add(b)]  # type: ignore[func-returns-value]
+            if fresh:
+                old = self._history
+                matrix = np.stack([v for _, v in fresh])
+                if len(old):
+                    matrix = np.concatenate([old.vectors, matrix])
+                self._history = HistorySnapshot.build([*old.bundles, *(b for b, _ in fresh)], matrix)
+        return len(clean)
+
+    def fit(
+        self, bundles: Iterable[tuple[str, Sequence[str]]] | None = None, *, max_queries: int = 2000
+    ) -> LearnedWeights:
+        """Learn the scorer's weights from bundles (default: the recorded tool-use memory).
+
+        Pairwise logistic loss over MFTR features with hard negatives (:mod:`toolret.learn`).
+        The weights are stored with the knowledge base and used by presets with
+        ``use_learned`` (``balanced``, ``full``).
+        """
+        from toolret.learn import fit_weights
+
+        pairs = list(bundles) if bundles is not None else list(self._history.bundles)
+        if not pairs:
+            raise KnowledgeBaseError("nothing to fit on: record bundles first (record/record_many) or pass them")
+        config = RetrievalConfig.preset("balanced")
+        weights = fit_weights(self._snap, self.embedder, self._history, pairs, config, max_queries=max_queries)
+        with self._write_lock:
+            self._store.put_meta("learned_weights", weights.model_dump_json())
+            self.learned = weights
+        return weights
+
+    def _load_learned(self) -> LearnedWeights | None:
+        text = self._store.get_meta("learned_weights")
+        if not text:
+            return None
+        try:
+            weights = LearnedWeights.model_validate_json(text)
+        except ValueError as exc:
+            logger.warning("ignoring unreadable fitted weights (%s); run fit() again", exc)
+            return None
+        from toolret.scoring import FEATURE_NAMES
+
+        if weights.features != list(FEATURE_NAMES):
+            logger.warning("ignoring fitted weights for other features; run fit() again")
+            return None
+        return weights
+
+    def clear_history(self) -> None:
+        """Forget every recorded bundle."""
+        with self._write_lock:
+            self._store.clear_history()
+            self._history = HistorySnapshot()
+
+    @property
+    def history_size(self) -> int:
+        return len(self._history)
 
     # ------------------------------------------------------------------ writing
     def _to_docs(self, tools: Iterable[Any]) -> tuple[list[ToolDoc], dict[str, Any]]:

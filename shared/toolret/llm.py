@@ -278,8 +278,10 @@ def _schema_name(schema: type[BaseModel]) -> str:
 class OpenAICompatibleLLM:
     """Any server speaking OpenAI's chat-completions API: OpenAI, vLLM, Ollama, LM Studio…
 
-    Asks for ``json_schema`` structured output; a server that rejects it (HTTP 400) is asked
-    once more with ``json_object`` and the schema spelled out in a system message, and that
+    Asks for ``json_schema`` structured output; a server that rejects it (HTTP 400 or 422, or
+    any error naming ``response_format``: llama-cpp-python's server answers 500) is asked once
+    more with ``json_object``, the schema both in the format's ``schema`` field (constrained
+    decoding on llama-cpp-python's server) and spelled out in a system message, and that
     choice is remembered. ``api_key`` defaults to ``$OPENAI_API_KEY``, else a placeholder that
     local servers accept. The ``openai`` package is imported on first use.
 
@@ -343,7 +345,9 @@ class OpenAICompatibleLLM:
                 "json_schema": {"name": _schema_name(schema), "schema": schema.model_json_schema(), "strict": False},
             }
         else:
-            fmt = {"type": "json_object"}
+            # "schema" beside json_object is llama-cpp-python's (and Anyscale's) way to ask for
+            # schema-constrained decoding; servers without it ignore the extra key.
+            fmt = {"type": "json_object", "schema": schema.model_json_schema()}
             spec = json.dumps(schema.model_json_schema(), separators=(",", ":"))
             note = f"Reply with one JSON object matching this JSON schema: {spec}"
             # Many chat templates accept a system message only in first position.
@@ -374,7 +378,12 @@ class OpenAICompatibleLLM:
         return choices[0].message.content
 
     def _downgrade(self, exc: Exception) -> None:
-        if not self.json_schema_supported:
+        """Switch to ``json_object`` after the server refused ``json_schema``; re-raise anything else."""
+        openai = self._openai()
+        refused = isinstance(exc, (openai.BadRequestError, openai.UnprocessableEntityError)) or (
+            "response_format" in str(exc)
+        )
+        if not self.json_schema_supported or not refused:
             raise exc
         logger.info("%s rejected json_schema output; using json_object", self.name)
         self.json_schema_supported = False
@@ -384,7 +393,7 @@ class OpenAICompatibleLLM:
         try:
             try:
                 response = client.chat.completions.create(**self._request(messages, schema, timeout))
-            except openai.BadRequestError as exc:
+            except openai.APIStatusError as exc:
                 self._downgrade(exc)
                 response = client.chat.completions.create(**self._request(messages, schema, timeout))
         except openai.OpenAIError as exc:
@@ -396,7 +405,7 @@ class OpenAICompatibleLLM:
         try:
             try:
                 response = await client.chat.completions.create(**self._request(messages, schema, timeout))
-            except openai.BadRequestError as exc:
+            except openai.APIStatusError as exc:
                 self._downgrade(exc)
                 response = await client.chat.completions.create(**self._request(messages, schema, timeout))
         except openai.OpenAIError as exc:

@@ -19,6 +19,7 @@ from toolret.config import RetrievalConfig
 from toolret.embedding import Embedder
 from toolret.errors import QueryError
 from toolret.fusion import budgeted_merge, reciprocal_rank_fusion
+from toolret.history import HistorySnapshot
 from toolret.planning import FieldQueries, QueryPlan, plan_offline
 from toolret.ranking import rank_query
 from toolret.results import ScoredTool, SearchResult, TraceStep
@@ -120,8 +121,24 @@ def _scored(snap: Snapshot, cand: CandidateScore, subtask: str | None = None) ->
     )
 
 
+def _history_for(
+    snap: Snapshot, memory: HistorySnapshot | None, qvec: Any, config: RetrievalConfig
+) -> dict[int, float] | None:
+    if memory is None or not len(memory) or config.history_weight <= 0:
+        return None
+    scores = memory.tool_scores(qvec, m=config.history_neighbors)
+    return {snap.index_of[t]: s for t, s in scores.items() if t in snap.index_of} or None
+
+
 def run_search(
-    snap: Snapshot, embedder: Embedder, query: str, k: int, config: RetrievalConfig, *, llm: Any = None
+    snap: Snapshot,
+    embedder: Embedder,
+    query: str,
+    k: int,
+    config: RetrievalConfig,
+    *,
+    llm: Any = None,
+    history: HistorySnapshot | None = None,
 ) -> SearchResult:
     """Search one snapshot; the caller has validated ``query`` and ``k``.
 
@@ -144,7 +161,8 @@ def run_search(
     start = time.perf_counter()
     rankings = [
         rank_query(snap, job.text, vec_of[job.text], config,
-                   {f: (t, vec_of[t]) for f, t in ft.items()} or None)
+                   {f: (t, vec_of[t]) for f, t in ft.items()} or None,
+                   _history_for(snap, history, vec_of[job.text], config))
         for job, ft in zip(jobs, field_texts)
     ]
     elapsed = (time.perf_counter() - start) * 1000

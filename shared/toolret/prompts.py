@@ -25,7 +25,10 @@ from typing import Any
 
 from toolret.llm import ChatMessage
 
-__all__ = ["PromptTemplate", "PLANNER_V1", "render", "data_block", "neutralize"]
+__all__ = [
+    "PromptTemplate", "PLANNER_V1", "RERANK_V1", "RERANK_POINTWISE_V1", "REFLECT_V1",
+    "render", "data_block", "neutralize",
+]
 
 #: A delimiter look-alike: ``<data``, ``</data``, ``< / DATA`` …
 _DELIMITER = re.compile(r"<(\s*/?\s*data)", re.IGNORECASE)
@@ -211,6 +214,118 @@ PLANNER_V1 = PromptTemplate(
              "history": [ChatMessage(role="user", content="I'm flying to Tokyo next week.")],
              "feedback": None, "n_variants": 2},
             json.dumps(_EXAMPLE_2, ensure_ascii=False),
+        ),
+    ),
+)
+
+
+_RERANK_SYSTEM = """\
+You rank software tools (APIs and functions) for an AI agent by how well each serves a user's request.
+Output one JSON object and nothing else:
+{"ranking": [tool ids, most useful first], "irrelevant": [tool ids]}
+
+Rules:
+- Use only the ids written after "id:" in the tool cards, copied exactly. Never invent an id.
+- ranking: all the given tools, the one that best does the request (or a part of it) first.
+- A request with several parts needs one tool per part: put the best tool for every part above the
+  second choices for any part.
+- irrelevant: the tools that cannot help with any part of the request; [] when all can help.
+  When unsure, do not list a tool as irrelevant."""
+
+_RERANK_USER = """\
+Request:
+{query}
+
+Candidate tools:
+{tools}
+
+Answer with the JSON object only."""
+
+_RERANK_POINTWISE_SYSTEM = """\
+You judge software tools (APIs and functions) for an AI agent: how well does each serve a user's request?
+Output one JSON object and nothing else:
+{"scores": {"<tool id>": score, ...}}
+
+Rules:
+- One entry per given tool, keyed by the id written after "id:" in its card, copied exactly.
+  Never invent an id.
+- score is a number from 0 to 10: 10 = does exactly what the request (or a part of it) needs;
+  5 = related, but does only part of it or needs another tool's help; 0 = cannot help with any part."""
+
+_REFLECT_SYSTEM = """\
+You check whether the software tools selected for an AI agent cover every part of a user's request.
+Output one JSON object and nothing else:
+{"uncovered": [sub-task numbers], "rewrites": {"<sub-task number>": "search query"}}
+
+Rules:
+- The sub-tasks are numbered [1], [2], ... A sub-task is covered when at least one selected tool can do it.
+- uncovered: the numbers of the sub-tasks that no selected tool can do; [] when every one is covered.
+- rewrites: for each uncovered sub-task, a short search query worded like the description of the tool
+  it needs, as API documentation would phrase it."""
+
+_REFLECT_USER = """\
+Request:
+{query}
+
+Sub-tasks:
+{subtasks}
+
+Selected tools:
+{tools}
+
+Answer with the JSON object only."""
+
+_RERANK_EXAMPLE_TOOLS = [
+    "id: send_email | send_email: Send an e-mail message. | parameters: to (string, required); body (string, required)",
+    "id: current_weather | current_weather: Weather conditions right now at a location. | parameters: city (string, required)",
+    "id: get_forecast | get_forecast: Weather forecast for a city and a date. | parameters: city (string, required); date (string, required)",
+]
+
+#: Listwise LLM reranking: the candidates' order, best first, plus the ones that cannot help (see toolret.rerank).
+RERANK_V1 = PromptTemplate(
+    name="rerank",
+    version=1,
+    system=_RERANK_SYSTEM,
+    user=_RERANK_USER,
+    examples=(
+        (
+            {"query": "Will it rain in Lyon tomorrow?", "tools": _RERANK_EXAMPLE_TOOLS},
+            '{"ranking": ["get_forecast", "current_weather", "send_email"], "irrelevant": ["send_email"]}',
+        ),
+    ),
+)
+
+#: Pointwise LLM reranking: a 0-10 relevance score per candidate (see toolret.rerank).
+RERANK_POINTWISE_V1 = PromptTemplate(
+    name="rerank_pointwise",
+    version=1,
+    system=_RERANK_POINTWISE_SYSTEM,
+    user=_RERANK_USER,
+    examples=(
+        (
+            {"query": "Will it rain in Lyon tomorrow?", "tools": _RERANK_EXAMPLE_TOOLS},
+            '{"scores": {"send_email": 0, "current_weather": 4, "get_forecast": 10}}',
+        ),
+    ),
+)
+
+#: Self-reflection: which sub-tasks no selected tool covers, with better search queries (see toolret.reflection).
+REFLECT_V1 = PromptTemplate(
+    name="reflect",
+    version=1,
+    system=_REFLECT_SYSTEM,
+    user=_REFLECT_USER,
+    examples=(
+        (
+            {
+                "query": "What's the weather in Paris tomorrow? Also book a table for 2 there at 8pm.",
+                "subtasks": ["What's the weather in Paris tomorrow?", "book a table for 2 there at 8pm."],
+                "tools": [
+                    ("id: get_forecast | get_forecast: Weather forecast for a city and a date. "
+                     "| covers: What's the weather in Paris tomorrow?"),
+                ],
+            },
+            '{"uncovered": [2], "rewrites": {"2": "create a table reservation at a restaurant"}}',
         ),
     ),
 )

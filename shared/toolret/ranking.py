@@ -55,6 +55,7 @@ def rank_query(
     qvec: np.ndarray,
     config: RetrievalConfig,
     field_queries: dict[str, tuple[str, np.ndarray]] | None = None,
+    history: dict[int, float] | None = None,
 ) -> tuple[list[CandidateScore], int, int]:
     """MFTR ranking of one query: (ranked candidates, candidate count, argument count).
 
@@ -70,7 +71,7 @@ def rank_query(
     lex_all = {f: snap.lexical[f].scores(tokens[f]) for f in FIELDS}
     dense_all = {f: snap.vectors[f] @ vectors[f] for f in FIELDS}
     named = named_tools(snap, text)
-    pool: set[int] = set(named)
+    pool: set[int] = set(named) | set(history or ())
     for f in FIELDS:
         mask = snap.present[f]
         pool.update(top_n(lex_all[f], mask, n).tolist())
@@ -85,5 +86,5 @@ def rank_query(
         present={f: snap.present[f][cands] for f in FIELDS},
     )
     query_words = set(tokenize(text, drop_stopwords=False))
-    ranked = score_candidates(signals, snap.docs, config, args=args, query_words=query_words, name_matches=named)
+    ranked = score_candidates(signals, snap.docs, config, args=args, query_words=query_words, name_matches=named, history=history)
     return ranked, len(cands), len(args)

@@ -1,6 +1,8 @@
 """Multi-field tool retrieval (MFTR) scoring on a candidate set.
 
 S(q, t) = sum_f w_f * S_f(q, t) + b - P(q, t)                     (MFTR, eq. 1)
+          (+ name_match_boost when the query names the tool, + history_weight * h(t),
+           h from :mod:`toolret.history`)
 S_f     = lexical_weight * lex_f + (1 - lexical_weight) * dense_f
 P       = scale * sum_p sigmoid(alpha * (tau - s_p)) * (w_req | w_opt)
 
@@ -25,7 +27,7 @@ from toolret.arguments import SpottedArgument, param_satisfaction
 from toolret.config import RetrievalConfig
 from toolret.documents import FIELDS, ToolDoc
 
-__all__ = ["FieldSignals", "CandidateScore", "score_candidates", "parameter_penalty"]
+__all__ = ["FieldSignals", "CandidateScore", "score_candidates", "parameter_penalty", "FEATURE_NAMES"]
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,15 @@ class CandidateScore:
     score: float
     field_scores: dict[str, float]
     penalty: float
+    features: tuple[float, ...] = ()
+
+
+#: The features a learned scorer weighs (toolret.learn); "heuristic" is the MFTR score itself,
+#: so a fitted model starts from, and can only move away from, the hand-set formula.
+FEATURE_NAMES: tuple[str, ...] = (
+    *(f"lex_{f}" for f in FIELDS), *(f"dense_{f}" for f in FIELDS), *(f"has_{f}" for f in FIELDS),
+    "penalty", "name_match", "history", "heuristic",
+)
 
 
 def _sigmoid(x: float) -> float:
@@ -85,6 +96,7 @@ def score_candidates(
     args: list[SpottedArgument],
     query_words: set[str],
     name_matches: set[int],
+    history: dict[int, float] | None = None,
 ) -> list[CandidateScore]:
     """MFTR scores of every candidate, best first (ties broken by knowledge-base order)."""
     weights = config.field_weights.as_dict()
@@ -93,6 +105,8 @@ def score_candidates(
     combined = np.zeros(n, dtype=np.float64)
     weight_sum = np.zeros(n, dtype=np.float64)
     per_field: dict[str, np.ndarray] = {}
+    lex_cols: list[np.ndarray] = []
+    dense_cols: list[np.ndarray] = []
     for field in FIELDS:
         w = weights[field]
         present = signals.present[field]
@@ -104,18 +118,32 @@ def score_candidates(
         lex_norm = np.clip(lex / top, 0.0, 1.0) if top > 0 else np.zeros(n)
         dense = np.clip(signals.dense[field].astype(np.float64), 0.0, 1.0)
         s_f = np.where(present, beta * lex_norm + (1.0 - beta) * dense, 0.0)
+        lex_cols.append(np.where(present, lex_norm, 0.0))
+        dense_cols.append(np.where(present, dense, 0.0))
         per_field[field] = s_f
         combined += w * s_f
         weight_sum += np.where(present, w, 0.0)
     weight_sum[weight_sum == 0] = 1.0
     base = combined / weight_sum + config.bias
 
+    learned = np.asarray(config.learned.coef, dtype=np.float64) if config.learned is not None else None
+    pen_scale = config.penalty.scale if config.penalty.scale > 0 else 1.0
     results: list[CandidateScore] = []
     for row, index in enumerate(signals.candidates.tolist()):
         doc = docs[index]
         penalty = parameter_penalty(doc, args, query_words, config)
-        boost = config.name_match_boost if index in name_matches else 0.0
+        named = index in name_matches
+        h = history.get(index, 0.0) if history else 0.0
+        heuristic = float(base[row]) + (config.name_match_boost if named else 0.0) + config.history_weight * h - penalty
         fields = {f: round(float(per_field[f][row]), 6) for f in FIELDS if signals.present[f][row]}
-        results.append(CandidateScore(index, float(base[row]) + boost - penalty, fields, round(penalty, 6)))
+        if h:
+            fields["history"] = h
+        features = (
+            *(float(c[row]) for c in lex_cols), *(float(c[row]) for c in dense_cols),
+            *(float(signals.present[f][row]) for f in FIELDS),
+            penalty / pen_scale, float(named), h, heuristic,
+        )
+        score = heuristic if learned is None else float(np.dot(learned, features))
+        results.append(CandidateScore(index, score, fields, round(penalty, 6), features))
     results.sort(key=lambda c: (-c.score, c.index))
     return results

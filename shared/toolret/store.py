@@ -102,10 +102,12 @@ class ChromaStore:
         meta = {"toolret_format": FORMAT_VERSION, "embedder": embedder_name, "hnsw:space": "cosine"}
         self._tools = self.client.get_or_create_collection(f"{self.name}_tools", metadata=meta, embedding_function=None)
         self._fields = self.client.get_or_create_collection(f"{self.name}_fields", metadata=meta, embedding_function=None)
+        self._history = self.client.get_or_create_collection(f"{self.name}_history", metadata=meta, embedding_function=None)
+        self._meta = self.client.get_or_create_collection(f"{self.name}_meta", metadata=meta, embedding_function=None)
 
     def drop(self) -> None:
         """Delete both collections (used to free in-memory knowledge bases)."""
-        for suffix in ("_tools", "_fields"):
+        for suffix in ("_tools", "_fields", "_history", "_meta"):
             try:
                 self.client.delete_collection(f"{self.name}{suffix}")
             except Exception:  # already gone
@@ -155,6 +157,43 @@ class ChromaStore:
         for part in self._batches(len(f_ids)):
             self._fields.delete(ids=f_ids[part])
 
+    def add_history(self, bundles: Sequence[tuple[str, Sequence[str]]], vectors: np.ndarray) -> None:
+        """Record (request, tools used) bundles with the request's embedding (idempotent per bundle)."""
+        ids = [_history_id(q, t) for q, t in bundles]
+        docs = [q for q, _ in bundles]
+        metas = [{"tools": json.dumps(list(t), ensure_ascii=False)} for _, t in bundles]
+        embs = [v.astype(float).tolist() for v in vectors]
+        for part in self._batches(len(ids)):
+            self._history.upsert(ids=ids[part], embeddings=embs[part], documents=docs[part], metadatas=metas[part])
+
+    def put_meta(self, key: str, text: str) -> None:
+        """Store a small JSON document (e.g. fitted weights) with the knowledge base."""
+        self._meta.upsert(ids=[key], embeddings=[[1.0]], documents=[text], metadatas=[{"key": key}])
+
+    def get_meta(self, key: str) -> str | None:
+        got = self._meta.get(ids=[key], include=["documents"])
+        docs = got.get("documents") or []
+        return docs[0] if docs else None
+
+    def clear_history(self) -> None:
+        ids = self._history.get(include=[])["ids"]
+        for part in self._batches(len(ids)):
+            self._history.delete(ids=ids[part])
+
+    def read_history(self) -> tuple[list[tuple[str, tuple[str, ...]]], np.ndarray]:
+        bundles: list[tuple[str, tuple[str, ...]]] = []
+        vectors: list[np.ndarray] = []
+        for _rid, emb, document, meta in self._read(self._history, ["embeddings", "documents", "metadatas"]):
+            try:
+                tools = tuple(str(t) for t in json.loads((meta or {}).get("tools", "[]")))
+            except (json.JSONDecodeError, TypeError):
+                logger.warning("skipping a corrupt history record in %r", self.name)
+                continue
+            bundles.append((str(document or ""), tools))
+            vectors.append(np.asarray(emb, dtype=np.float32))
+        matrix = np.stack(vectors) if vectors else np.zeros((0, 0), dtype=np.float32)
+        return bundles, matrix
+
     # ------------------------------------------------------------------ reads
     def _read(self, collection: Any, include: list[str]) -> Iterator[tuple[str, Any, Any, Any]]:
         total = collection.count()
@@ -187,6 +226,13 @@ class ChromaStore:
             vectors[tid][meta["field"]] = np.asarray(emb, dtype=np.float32)
             hashes[tid][meta["field"]] = str(meta.get("hash", ""))
         return [StoredTool(docs[t], vectors[t], hashes[t]) for t in sorted(docs)]
+
+
+def _history_id(query: str, tools: Sequence[str]) -> str:
+    import hashlib
+
+    key = json.dumps([query, list(tools)], ensure_ascii=False)
+    return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 def _tool_vector(fields: dict[str, np.ndarray]) -> np.ndarray:

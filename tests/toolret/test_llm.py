@@ -207,6 +207,8 @@ class FakeServer:
         self.requests: list[dict] = []
         self.answers: list[str] = []
         self.reject_json_schema = False
+        self.reject_status = 400
+        self.fail_status: int | None = None
         self.delay_s = 0.0
         owner = self
 
@@ -218,10 +220,13 @@ class FakeServer:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 owner.requests.append({"path": self.path, "body": body, "auth": self.headers.get("Authorization")})
                 time.sleep(owner.delay_s)
+                if owner.fail_status is not None:
+                    self._send(owner.fail_status, {"error": {"message": "server overloaded", "type": "server_error"}})
+                    return
                 if owner.reject_json_schema and body.get("response_format", {}).get("type") == "json_schema":
                     error = {"error": {"message": "response_format json_schema is not supported",
                                        "type": "invalid_request_error"}}
-                    self._send(400, error)
+                    self._send(owner.reject_status, error)
                     return
                 content = owner.answers.pop(0) if owner.answers else GOOD
                 self._send(200, {
@@ -285,6 +290,26 @@ def test_openai_client_falls_back_to_json_object_when_json_schema_is_rejected(se
     assert fallback_messages[1:] == [m.model_dump() for m in ASK[1:]]
     llm.generate(ASK, Weather, timeout=5.0)  # the choice is remembered
     assert [r["body"]["response_format"]["type"] for r in server.requests][2:] == ["json_object"]
+
+
+def test_json_schema_refused_with_a_server_error_falls_back_to_json_object_with_the_schema(server):
+    # llama-cpp-python's server answers response_format json_schema with HTTP 500 (a validation
+    # error naming response_format); its json_object takes the schema for constrained decoding.
+    server.reject_json_schema, server.reject_status = True, 500
+    llm = OpenAICompatibleLLM("tiny-model", base_url=server.url, max_retries=0)
+    assert llm.generate(ASK, Weather, timeout=5.0).city == "Paris"
+    assert [r["body"]["response_format"]["type"] for r in server.requests] == ["json_schema", "json_object"]
+    assert server.requests[1]["body"]["response_format"]["schema"] == Weather.model_json_schema()
+    assert llm.json_schema_supported is False
+
+
+def test_other_server_errors_do_not_downgrade_json_schema(server):
+    server.fail_status = 503
+    llm = OpenAICompatibleLLM("tiny-model", base_url=server.url, max_retries=0)
+    with pytest.raises(LLMError, match="overloaded"):
+        llm.generate(ASK, Weather, timeout=5.0)
+    assert llm.json_schema_supported is True
+    assert [r["body"]["response_format"]["type"] for r in server.requests] == ["json_schema"]
 
 
 def test_openai_client_malformed_answer_is_retried_through_structured_call(server):

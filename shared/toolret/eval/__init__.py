@@ -40,6 +40,7 @@ __all__ = [
     "EvalQuery",
     "load_dataset",
     "sample_queries",
+    "split_queries",
     "recall_at_k",
     "ndcg_at_k",
     "completeness_at_k",

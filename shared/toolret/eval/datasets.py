@@ -189,3 +189,25 @@ def sample_queries(queries: Sequence[EvalQuery], limit: int | None, seed: int = 
         raise DatasetError(f"query limit must be >= 0, got {limit}")
     positions = sorted(random.Random(seed).sample(range(len(queries)), limit))
     return [queries[i] for i in positions]
+
+
+def split_queries(queries: Sequence[EvalQuery]) -> tuple[list[EvalQuery], list[EvalQuery]]:
+    """The fixed fit/test split of ``toolret eval --fit-split``: (80 % to fit on, 20 % to test).
+
+    A query goes to the test part when the SHA-1 of its id, read as an integer, is divisible
+    by 5: stable across machines, runs and sampling, and independent of file order.
+
+    Example:
+        >>> qs = [EvalQuery(id=f"q{i}", query="x", relevant=["t"]) for i in range(1000)]
+        >>> fit, test = split_queries(qs)
+        >>> len(fit), len(test)
+        (799, 201)
+    """
+    import hashlib
+
+    fit: list[EvalQuery] = []
+    test: list[EvalQuery] = []
+    for query in queries:
+        digest = int(hashlib.sha1(query.id.encode("utf-8")).hexdigest(), 16)
+        (test if digest % 5 == 0 else fit).append(query)
+    return fit, test
