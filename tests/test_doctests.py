@@ -7,7 +7,6 @@ import importlib
 import pkgutil
 
 import pytest
-
 import toolret
 
 MODULES = sorted(

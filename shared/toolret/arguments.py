@@ -19,7 +19,7 @@ from typing import Literal
 from toolret.documents import ToolParam
 from toolret.text import split_identifier
 
-__all__ = ["SpottedArgument", "spot_arguments", "param_satisfaction"]
+__all__ = ["SpottedArgument", "param_satisfaction", "spot_arguments"]
 
 ArgKind = Literal["email", "url", "date", "quoted", "file", "number", "proper_noun"]
 
@@ -48,13 +48,10 @@ _FILE = re.compile(r"\b[\w\-/\\]+\.(?:[a-z0-9]{1,5})\b", re.IGNORECASE)
 _NUMBER = re.compile(r"(?<![\w.])[-+]?\$?\d+(?:[.,]\d+)*%?(?![\w])|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|twenty|hundred|thousand|million)\b", re.IGNORECASE)
 _PROPER = re.compile(r"\b[A-Z][\w&'-]*(?:\s+[A-Z][\w&'-]*)*")
 _COMMON_CAPS = frozenset(
-    "i i'm i'd i'll can could would should will please what when where which who why how is are do does did find get "
-    "give show tell list make create calculate compute help let it the a an my me we you "
-    "hi hello hey thanks ok okay".split()
+    ["i", "i'm", "i'd", "i'll", "can", "could", "would", "should", "will", "please", "what", "when", "where", "which", "who", "why", "how", "is", "are", "do", "does", "did", "find", "get", "give", "show", "tell", "list", "make", "create", "calculate", "compute", "help", "let", "it", "the", "a", "an", "my", "me", "we", "you", "hi", "hello", "hey", "thanks", "ok", "okay"]
 )
 _FILE_EXTS = frozenset(
-    "txt csv json xml pdf doc docx xls xlsx ppt pptx png jpg jpeg gif svg mp3 mp4 wav zip tar gz py js ts java "
-    "c cpp h html htm css md yaml yml log sql db ini cfg toml sh bat exe bin dat parquet".split()
+    ["txt", "csv", "json", "xml", "pdf", "doc", "docx", "xls", "xlsx", "ppt", "pptx", "png", "jpg", "jpeg", "gif", "svg", "mp3", "mp4", "wav", "zip", "tar", "gz", "py", "js", "ts", "java", "c", "cpp", "h", "html", "htm", "css", "md", "yaml", "yml", "log", "sql", "db", "ini", "cfg", "toml", "sh", "bat", "exe", "bin", "dat", "parquet"]
 )
 
 

@@ -16,8 +16,9 @@ import logging
 import re
 import types
 import typing
+from collections.abc import Callable
 from types import ModuleType
-from typing import Any, Callable, NamedTuple
+from typing import Any, NamedTuple
 
 from toolret.docstrings import parse_docstring
 from toolret.documents import ToolDoc, ToolParam
@@ -300,7 +301,7 @@ def from_module(module: ModuleType, *, include_private: bool = False, prefix: bo
             continue
         try:
             obj = getattr(module, attr)
-        except Exception:  # noqa: BLE001 - a module __getattr__ may raise anything
+        except Exception:  # noqa: BLE001, S112 - a module __getattr__ may raise anything
             continue
         if isinstance(obj, type) or not inspect.isroutine(obj):
             continue

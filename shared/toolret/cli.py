@@ -35,7 +35,7 @@ from typing import Any
 
 from toolret.errors import ConfigError, DatasetError, ToolRetError
 
-__all__ = ["main", "build_parser", "format_table"]
+__all__ = ["build_parser", "format_table", "main"]
 
 logger = logging.getLogger("toolret")
 

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from toolret.errors import ConfigError
 
-__all__ = ["FieldWeights", "PenaltyConfig", "LearnedWeights", "RetrievalConfig", "PRESETS", "PresetName"]
+__all__ = ["PRESETS", "FieldWeights", "LearnedWeights", "PenaltyConfig", "PresetName", "RetrievalConfig"]
 
 PresetName = Literal["fast", "balanced", "full"]
 PRESETS: tuple[PresetName, ...] = ("fast", "balanced", "full")

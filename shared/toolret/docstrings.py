@@ -27,7 +27,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["ParsedDocstring", "parse_docstring", "doctest_snippets", "first_sentence"]
+__all__ = ["ParsedDocstring", "doctest_snippets", "first_sentence", "parse_docstring"]
 
 logger = logging.getLogger("toolret")
 
@@ -200,7 +200,7 @@ def _drop_doctests(text: str) -> str:
 
 def _strip_prompt(line: str) -> str:
     body = line[3:]
-    return body[1:] if body.startswith(" ") else body
+    return body.removeprefix(" ")
 
 
 def _one_line(value: Any) -> str:

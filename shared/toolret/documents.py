@@ -23,13 +23,20 @@ import json
 import math
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from toolret.errors import InvalidToolError
 from toolret.schema_text import readable_response
 from toolret.text import humanize_name
 
-__all__ = ["ToolParam", "ToolDoc", "FieldName", "FIELDS"]
+__all__ = ["FIELDS", "FieldName", "ToolDoc", "ToolParam"]
 
 FieldName = Literal["description", "parameters", "response", "examples"]
 #: The indexed fields, in the order MFTR lists them.

@@ -25,12 +25,12 @@ import numpy as np
 from toolret.errors import ConfigError, MissingDependencyError, ToolRetError
 
 __all__ = [
+    "DEFAULT_EMBEDDER_NAME",
+    "CallableEmbedder",
     "Embedder",
     "SentenceTransformerEmbedder",
-    "CallableEmbedder",
     "default_model_path",
     "resolve_embedder",
-    "DEFAULT_EMBEDDER_NAME",
 ]
 
 #: Stored in a knowledge base to recognise the default model whatever its install path.

@@ -7,15 +7,15 @@ which part failed. Every message names the tool or field at fault and what to do
 from __future__ import annotations
 
 __all__ = [
-    "ToolRetError",
-    "InvalidToolError",
-    "KnowledgeBaseError",
-    "ModelMismatchError",
     "ConfigError",
     "DatasetError",
+    "InvalidToolError",
+    "KnowledgeBaseError",
     "MissingDependencyError",
+    "ModelMismatchError",
     "QueryError",
     "ToolNotFoundError",
+    "ToolRetError",
 ]
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ["reciprocal_rank_fusion", "budgeted_merge", "subtask_budgets"]
+__all__ = ["budgeted_merge", "reciprocal_rank_fusion", "subtask_budgets"]
 
 
 def reciprocal_rank_fusion(

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["HistorySnapshot", "Bundle"]
+__all__ = ["Bundle", "HistorySnapshot"]
 
 Bundle = tuple[str, tuple[str, ...]]
 

@@ -30,14 +30,14 @@ from toolret.documents import ToolDoc, ToolParam
 from toolret.errors import DatasetError, InvalidToolError
 
 __all__ = [
-    "from_openai",
+    "MAX_SCHEMA_NESTING",
     "from_callable",
     "from_module",
+    "from_openai",
     "from_record",
     "load_jsonl",
-    "to_tool_doc",
     "params_from_schema",
-    "MAX_SCHEMA_NESTING",
+    "to_tool_doc",
 ]
 
 logger = logging.getLogger("toolret")

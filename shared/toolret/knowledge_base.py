@@ -45,7 +45,7 @@ from toolret.selection import select_auto
 from toolret.snapshot import Snapshot, build_snapshot
 from toolret.store import FORMAT_VERSION, ChromaStore
 
-__all__ = ["ToolKnowledgeBase", "SyncReport"]
+__all__ = ["SyncReport", "ToolKnowledgeBase"]
 
 logger = logging.getLogger("toolret")
 
@@ -165,7 +165,7 @@ class ToolKnowledgeBase:
             return None
         try:
             return {f: LexicalIndex.load(self.path / _LEXICAL_DIR / f) for f in FIELDS}
-        except Exception as exc:  # a partial or damaged folder: the index is derived data
+        except Exception as exc:  # a partial or damaged folder: the index is derived data  # noqa: BLE001
             logger.warning("rebuilding the lexical index: saved copy unreadable (%s)", exc)
             return None
 

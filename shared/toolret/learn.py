@@ -112,5 +112,5 @@ def fit_weights(
     coef, before, after = fit_pairwise(diffs, init)
     return LearnedWeights(
         features=list(FEATURE_NAMES), coef=[round(float(c), 6) for c in coef],
-        n_queries=used, n_pairs=int(len(diffs)), loss_before=round(before, 6), loss_after=round(after, 6),
+        n_queries=used, n_pairs=len(diffs), loss_before=round(before, 6), loss_after=round(after, 6),
     )

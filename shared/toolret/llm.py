@@ -38,8 +38,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from toolret.errors import MissingDependencyError, ToolRetError
 
 __all__ = [
-    "ChatMessage",
     "LLM",
+    "ChatMessage",
     "LLMError",
     "MalformedOutputError",
     "OpenAICompatibleLLM",
@@ -202,7 +202,7 @@ def structured_call(
     for convo, remaining in run.turns(retries):
         try:
             return llm.generate(convo, schema, timeout=remaining)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001
             run.failed(exc)
     raise AssertionError("unreachable")  # pragma: no cover - turns() raises when attempts run out
 
@@ -215,7 +215,7 @@ async def astructured_call(
     for convo, remaining in run.turns(retries):
         try:
             return await asyncio.wait_for(llm.agenerate(convo, schema, timeout=remaining), remaining)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001
             run.failed(exc)
     raise AssertionError("unreachable")  # pragma: no cover - turns() raises when attempts run out
 

@@ -33,11 +33,17 @@ from typing import Any
 from pydantic import BaseModel, Field, field_validator, model_validator
 
 from toolret.llm import LLM, ChatMessage, astructured_call, structured_call
-from toolret.planning import MAX_SUBTASKS, FieldQueries, QueryPlan, SubTask, plan_offline
+from toolret.planning import (
+    MAX_SUBTASKS,
+    FieldQueries,
+    QueryPlan,
+    SubTask,
+    plan_offline,
+)
 from toolret.prompts import PLANNER_V1, render
 from toolret.results import TraceStep
 
-__all__ = ["LLMPlan", "PlannedSubTask", "plan_with_llm", "aplan_with_llm", "planner_messages", "MAX_VARIANTS"]
+__all__ = ["MAX_VARIANTS", "LLMPlan", "PlannedSubTask", "aplan_with_llm", "plan_with_llm", "planner_messages"]
 
 logger = logging.getLogger("toolret")
 
@@ -245,7 +251,7 @@ def plan_with_llm(
         messages = planner_messages(query, history=history, feedback_docs=feedback_docs, n_variants=n_variants)
         out = structured_call(llm, messages, LLMPlan, timeout=timeout, retries=retries)
         return _success(_to_plan(query, out, n_variants), llm, start)
-    except Exception as exc:  # planning must never fail a search
+    except Exception as exc:  # planning must never fail a search  # noqa: BLE001
         return _fallback(query, exc, start)
 
 
@@ -267,5 +273,5 @@ async def aplan_with_llm(
         messages = planner_messages(query, history=history, feedback_docs=feedback_docs, n_variants=n_variants)
         out = await astructured_call(llm, messages, LLMPlan, timeout=timeout, retries=retries)
         return _success(_to_plan(query, out, n_variants), llm, start)
-    except Exception as exc:  # planning must never fail a search
+    except Exception as exc:  # planning must never fail a search  # noqa: BLE001
         return _fallback(query, exc, start)

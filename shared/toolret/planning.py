@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from toolret.results import StagePath
 from toolret.text import tokenize
 
-__all__ = ["FieldQueries", "SubTask", "QueryPlan", "plan_offline", "MAX_SUBTASKS"]
+__all__ = ["MAX_SUBTASKS", "FieldQueries", "QueryPlan", "SubTask", "plan_offline"]
 
 #: More parts than this is a list of items, not a list of requests.
 MAX_SUBTASKS = 4

@@ -26,8 +26,14 @@ from typing import Any
 from toolret.llm import ChatMessage
 
 __all__ = [
-    "PromptTemplate", "PLANNER_V1", "RERANK_V1", "RERANK_POINTWISE_V1", "REFLECT_V1",
-    "render", "data_block", "neutralize",
+    "PLANNER_V1",
+    "REFLECT_V1",
+    "RERANK_POINTWISE_V1",
+    "RERANK_V1",
+    "PromptTemplate",
+    "data_block",
+    "neutralize",
+    "render",
 ]
 
 #: A delimiter look-alike: ``<data``, ``</data``, ``< / DATA`` …

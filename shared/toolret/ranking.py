@@ -18,7 +18,7 @@ from toolret.scoring import CandidateScore, FieldSignals, score_candidates
 from toolret.snapshot import Snapshot
 from toolret.text import tokenize
 
-__all__ = ["rank_query", "named_tools", "top_n"]
+__all__ = ["named_tools", "rank_query", "top_n"]
 
 _QUERY_WORDS = re.compile(r"[\w.]+", re.UNICODE)
 
@@ -42,7 +42,7 @@ def named_tools(snap: Snapshot, query: str) -> set[int]:
         hits.update(snap.names.get(token.strip("."), ()))
     words = tokenize(lowered, drop_stopwords=False)
     for size in range(2, 6):
-        for start in range(0, len(words) - size + 1):
+        for start in range(len(words) - size + 1):
             hits.update(snap.names.get(" ".join(words[start : start + size]), ()))
     if lowered.strip() in snap.names:
         hits.update(snap.names[lowered.strip()])

@@ -45,13 +45,13 @@ from toolret.results import ScoredTool, StagePath, TraceStep
 from toolret.text import tokenize
 
 __all__ = [
+    "DEFAULT_COVERAGE_THRESHOLD",
     "Coverage",
     "CoverageJudgment",
     "LLMCoverageJudge",
     "coverage_offline",
     "offline_rewrite",
     "reflect",
-    "DEFAULT_COVERAGE_THRESHOLD",
 ]
 
 logger = logging.getLogger("toolret")
@@ -195,7 +195,7 @@ class LLMCoverageJudge:
             out = structured_call(self.llm, self.messages(plan, tools, docs), CoverageJudgment,
                                   timeout=timeout, retries=self.retries)
             return self._result(plan, out, start)
-        except Exception as exc:  # judging must never fail a search
+        except Exception as exc:  # judging must never fail a search  # noqa: BLE001
             return self._fallback(plan, tools, exc, threshold, start)
 
     async def ajudge(
@@ -210,7 +210,7 @@ class LLMCoverageJudge:
             out = await astructured_call(self.llm, self.messages(plan, tools, docs), CoverageJudgment,
                                          timeout=timeout, retries=self.retries)
             return self._result(plan, out, start)
-        except Exception as exc:  # judging must never fail a search
+        except Exception as exc:  # judging must never fail a search  # noqa: BLE001
             return self._fallback(plan, tools, exc, threshold, start)
 
 
@@ -293,7 +293,7 @@ def reflect(
             if query not in cache:
                 try:
                     cache[query] = list(search_fn(query, k + 1))
-                except Exception as exc:  # a failed re-query leaves the selection as it is
+                except Exception as exc:  # a failed re-query leaves the selection as it is  # noqa: BLE001
                     logger.warning("reflection re-query %r failed: %s", query, exc)
                     cache[query] = []
                     extra += f"; re-query failed: {type(exc).__name__}"

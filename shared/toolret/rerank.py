@@ -48,8 +48,13 @@ from toolret.prompts import RERANK_POINTWISE_V1, RERANK_V1, render
 from toolret.results import ScoredTool, StagePath, TraceStep
 
 __all__ = [
-    "Reranker", "CrossEncoderReranker", "LLMReranker", "ListwiseRanking", "PointwiseScores", "card_line",
     "IRRELEVANT_BELOW",
+    "CrossEncoderReranker",
+    "LLMReranker",
+    "ListwiseRanking",
+    "PointwiseScores",
+    "Reranker",
+    "card_line",
 ]
 
 logger = logging.getLogger("toolret")
@@ -207,7 +212,7 @@ class CrossEncoderReranker(_Stage):
         try:
             pairs = [(query, docs[t.id].card() if t.id in docs else t.name) for t in head]
             probs = [1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, v)))) for v in self._logits(pairs)]
-        except Exception as exc:  # a failing model never fails a search
+        except Exception as exc:  # a failing model never fails a search  # noqa: BLE001
             return self._fallback(tools, exc, start)
         rescored = [
             t.model_copy(update={
@@ -320,7 +325,7 @@ class LLMReranker(_Stage):
             out = structured_call(self.llm, self.messages(query, tools[: self.top_n], docs), self.schema,
                                   timeout=timeout, retries=self.retries)
             return self._apply(tools, out, start)
-        except Exception as exc:  # reranking must never fail a search
+        except Exception as exc:  # reranking must never fail a search  # noqa: BLE001
             return self._fallback(tools, exc, start)
 
     async def arerank(
@@ -334,7 +339,7 @@ class LLMReranker(_Stage):
             out = await astructured_call(self.llm, self.messages(query, tools[: self.top_n], docs), self.schema,
                                          timeout=timeout, retries=self.retries)
             return self._apply(tools, out, start)
-        except Exception as exc:  # reranking must never fail a search
+        except Exception as exc:  # reranking must never fail a search  # noqa: BLE001
             return self._fallback(tools, exc, start)
 
     @staticmethod

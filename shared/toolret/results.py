@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["ScoredTool", "TraceStep", "SearchResult", "StagePath"]
+__all__ = ["ScoredTool", "SearchResult", "StagePath", "TraceStep"]
 
 #: How a stage ran: ``offline`` deterministic code, ``llm`` a model call, ``fallback`` the
 #: offline path after an LLM step failed or was unavailable, ``skipped`` not run.

@@ -27,7 +27,7 @@ from toolret.arguments import SpottedArgument, param_satisfaction
 from toolret.config import RetrievalConfig
 from toolret.documents import FIELDS, ToolDoc
 
-__all__ = ["FieldSignals", "CandidateScore", "score_candidates", "parameter_penalty", "FEATURE_NAMES"]
+__all__ = ["FEATURE_NAMES", "CandidateScore", "FieldSignals", "parameter_penalty", "score_candidates"]
 
 
 @dataclass(frozen=True)

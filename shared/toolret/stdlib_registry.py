@@ -24,7 +24,7 @@ from toolret.documents import ToolDoc
 from toolret.errors import InvalidToolError
 from toolret.ingest import from_callable, from_module
 
-__all__ = ["stdlib_tools", "STDLIB_MODULES"]
+__all__ = ["STDLIB_MODULES", "stdlib_tools"]
 
 logger = logging.getLogger("toolret")
 

@@ -25,7 +25,7 @@ import numpy as np
 from toolret.documents import ToolDoc
 from toolret.errors import InvalidToolError, KnowledgeBaseError, ModelMismatchError
 
-__all__ = ["ChromaStore", "StoredTool", "FORMAT_VERSION", "field_record_id"]
+__all__ = ["FORMAT_VERSION", "ChromaStore", "StoredTool", "field_record_id"]
 
 logger = logging.getLogger("toolret")
 
@@ -80,7 +80,7 @@ class ChromaStore:
         """The embedder a stored knowledge base was built with, or None if there is none."""
         try:
             col = self.client.get_collection(f"{self.name}_tools", embedding_function=None)
-        except Exception:
+        except Exception:  # noqa: BLE001
             return None
         meta = col.metadata or {}
         version = meta.get("toolret_format")
@@ -110,7 +110,7 @@ class ChromaStore:
         for suffix in ("_tools", "_fields", "_history", "_meta"):
             try:
                 self.client.delete_collection(f"{self.name}{suffix}")
-            except Exception:  # already gone
+            except Exception:  # noqa: BLE001, S110 - already gone
                 pass
 
     # ------------------------------------------------------------------ writes

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["split_identifier", "humanize_name", "tokenize", "stem_tokens"]
+__all__ = ["humanize_name", "split_identifier", "stem_tokens", "tokenize"]
 
 _CAMEL_1 = re.compile(r"([a-z0-9])([A-Z])")
 _CAMEL_2 = re.compile(r"([A-Z]+)([A-Z][a-z])")
@@ -17,9 +17,7 @@ _SEPARATORS = re.compile(r"[_\-./#:{}()\[\]<>,;|\\@$=+*&^%!?~`'\"\s]+")
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
 _STOPWORDS = frozenset(
-    """a an and are as at be but by for from has have i if in into is it its me my of on or
-    our so such that the their then there these they this to was we what when where which who
-    will with you your can could would should please do does did get""".split()
+    ["a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "from", "has", "have", "i", "if", "in", "into", "is", "it", "its", "me", "my", "of", "on", "or", "our", "so", "such", "that", "the", "their", "then", "there", "these", "they", "this", "to", "was", "we", "what", "when", "where", "which", "who", "will", "with", "you", "your", "can", "could", "would", "should", "please", "do", "does", "did", "get"]
 )
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from toolret.baseline import BM25Baseline
 from toolret.documents import ToolDoc
 from toolret.eval import evaluate, load_dataset

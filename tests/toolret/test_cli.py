@@ -9,7 +9,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from toolret.cli import format_table, main
 
 TOOLS = [

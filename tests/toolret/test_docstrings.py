@@ -6,8 +6,12 @@ import math
 import os
 
 import pytest
-
-from toolret.docstrings import ParsedDocstring, doctest_snippets, first_sentence, parse_docstring
+from toolret.docstrings import (
+    ParsedDocstring,
+    doctest_snippets,
+    first_sentence,
+    parse_docstring,
+)
 
 GOOGLE = '''Get the current weather. Uses a live feed.
 

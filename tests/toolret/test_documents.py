@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from toolret.documents import FIELDS, ToolDoc, ToolParam
 from toolret.errors import InvalidToolError
 
@@ -74,5 +73,5 @@ def test_content_hash_changes_with_description_only_when_content_changes() -> No
 
 
 def test_tooldoc_is_frozen() -> None:
-    with pytest.raises(Exception):
+    with pytest.raises(Exception):  # noqa: B017
         _weather().name = "other"  # type: ignore[misc]

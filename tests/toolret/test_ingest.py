@@ -7,10 +7,9 @@ import json
 import math
 import os
 from pathlib import Path
-from typing import Any, Literal, Optional, Union
+from typing import Any, Literal
 
 import pytest
-
 from toolret.documents import ToolDoc
 from toolret.errors import DatasetError, InvalidToolError
 from toolret.ingest import (
@@ -100,7 +99,7 @@ def test_missing_optional_fields_stay_empty() -> None:
 
 
 # ------------------------------------------------------------------ callables
-def _google(location: str, days: int = 3, detailed: Optional[bool] = None) -> dict:
+def _google(location: str, days: int = 3, detailed: bool | None = None) -> dict:
     """Forecast the weather.
 
     Args:
@@ -200,7 +199,7 @@ def test_callable_non_json_default_is_dropped() -> None:
 
 
 def test_callable_union_and_container_hints() -> None:
-    def f(a: Union[int, str], b: dict[str, int], c: "set[int]", d: bytes) -> None:
+    def f(a: int | str, b: dict[str, int], c: set[int], d: bytes) -> None:
         """F."""
 
     assert [p.type for p in from_callable(f).parameters] == ["integer|string", "object", "array", "any"]

@@ -6,7 +6,6 @@ import asyncio
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-
 from toolret import (
     KnowledgeBaseError,
     ModelMismatchError,

@@ -10,7 +10,6 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from pydantic import BaseModel
-
 from toolret.errors import ToolRetError
 from toolret.llm import (
     LLM,

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from toolret import ToolDoc, ToolKnowledgeBase
 from toolret.llm import ScriptedLLM
 

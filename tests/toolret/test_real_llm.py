@@ -22,7 +22,6 @@ from pathlib import Path
 
 import pytest
 from pydantic import BaseModel
-
 from toolret import RetrievalConfig, ToolDoc, ToolKnowledgeBase
 from toolret.llm import ChatMessage, OpenAICompatibleLLM, structured_call
 

@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import numpy as np
-
-from toolret import PenaltyConfig, RetrievalConfig, ToolDoc, ToolKnowledgeBase, ToolParam
+from toolret import (
+    PenaltyConfig,
+    RetrievalConfig,
+    ToolDoc,
+    ToolKnowledgeBase,
+    ToolParam,
+)
 from toolret.arguments import spot_arguments
 from toolret.scoring import FieldSignals, parameter_penalty, score_candidates
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from toolret import QueryError, ScoredTool
 from toolret.selection import auto_cut, select_auto
 

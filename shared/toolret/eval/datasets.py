@@ -30,7 +30,7 @@ from toolret.errors import DatasetError
 if TYPE_CHECKING:
     from toolret.documents import ToolDoc
 
-__all__ = ["EvalQuery", "Dataset", "load_dataset", "sample_queries", "TOOLS_FILE", "QUERIES_FILE"]
+__all__ = ["QUERIES_FILE", "TOOLS_FILE", "Dataset", "EvalQuery", "load_dataset", "sample_queries"]
 
 logger = logging.getLogger("toolret")
 

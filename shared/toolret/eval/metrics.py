@@ -26,12 +26,12 @@ import math
 from collections.abc import Iterable, Sequence
 
 __all__ = [
-    "recall_at_k",
-    "ndcg_at_k",
     "completeness_at_k",
-    "tracc",
-    "recall_curve",
+    "ndcg_at_k",
     "percentile",
+    "recall_at_k",
+    "recall_curve",
+    "tracc",
 ]
 
 

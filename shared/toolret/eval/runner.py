@@ -60,17 +60,17 @@ from toolret.eval.metrics import (
 from toolret.results import SearchResult
 
 __all__ = [
-    "Retriever",
-    "QueryRun",
-    "QueryScore",
-    "EvalReport",
-    "run_queries",
-    "score_runs",
-    "evaluate",
-    "normalize_ks",
-    "tool_name_of",
     "DEFAULT_CURVE_K",
     "NAME_LEVEL_DEPTH",
+    "EvalReport",
+    "QueryRun",
+    "QueryScore",
+    "Retriever",
+    "evaluate",
+    "normalize_ks",
+    "run_queries",
+    "score_runs",
+    "tool_name_of",
 ]
 
 logger = logging.getLogger("toolret")

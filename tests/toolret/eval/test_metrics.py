@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 
 import pytest
-
 from toolret.eval.metrics import (
     completeness_at_k,
     ndcg_at_k,
