@@ -1,9 +1,50 @@
-"""LangChain and LangGraph adapters for toolret (retriever, tool selector, graph nodes).
+"""LangChain and LangGraph adapters for toolret: retriever, agent middleware, graph nodes.
 
-Install with ``pip install 'toolret[langchain]'``. The adapters arrive with the LangChain
-issue; this package exists so the distribution's layout is stable.
+Install with ``pip install 'toolret[langchain]'``.
+
+* :class:`ToolRetriever` — a LangChain ``BaseRetriever`` returning one ``Document`` per tool.
+* :class:`ToolSelectionMiddleware` — narrows ``create_agent``'s tools to the turn's needs.
+* :func:`create_tool_retrieval_node` / :func:`create_model_node` — LangGraph selector and
+  model nodes; :func:`build_tool_retrieval_graph` — the retrieval phases as a subgraph.
+* :func:`create_agent` — an agent that searches its own tools, with a bounded working set.
+* :class:`ChatModelLLM` — a LangChain chat model as the engine's LLM (``preset="full"``).
+* :func:`tool_to_doc` — a LangChain tool as a toolret ``ToolDoc``.
+
+Example::
+
+    from langchain.agents import create_agent
+    from langchain_toolret import ToolSelectionMiddleware
+
+    agent = create_agent(model, tools=all_tools, middleware=[ToolSelectionMiddleware(k=5)])
 """
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from langchain_toolret.agent import ToolSearchMiddleware, ToolSearchState, create_agent
+from langchain_toolret.index import ToolIndex
+from langchain_toolret.ingest import tool_to_doc
+from langchain_toolret.llm import ChatModelLLM
+from langchain_toolret.middleware import ToolSelectionMiddleware, ToolSelectionState
+from langchain_toolret.nodes import (
+    ToolRetrievalState,
+    create_model_node,
+    create_tool_retrieval_node,
+)
+from langchain_toolret.retriever import ToolRetriever
+from langchain_toolret.search_tool import create_search_tool
+
+__all__ = [
+    "ChatModelLLM",
+    "ToolIndex",
+    "ToolRetrievalState",
+    "ToolRetriever",
+    "ToolSearchMiddleware",
+    "ToolSearchState",
+    "ToolSelectionMiddleware",
+    "ToolSelectionState",
+    "create_agent",
+    "create_model_node",
+    "create_search_tool",
+    "create_tool_retrieval_node",
+    "tool_to_doc",
+]

@@ -1,0 +1,176 @@
+"""Agentic tool search: the model finds its own tools, with a bounded working set.
+
+In the spirit of langgraph-bigtool, the model gets a ``search_tools(query)`` tool and the
+tools it finds are bound from its next call on. What differs, and why:
+
+* built on LangChain 1.x's ``create_agent`` (LangGraph 1.x), so ``system_prompt``, custom
+  ``state_schema``, ``response_format``, checkpointers and other middleware work as usual;
+* ``search_tools`` answers with names *and* one-line descriptions, so the model can choose
+  without another round-trip;
+* the bound set is an LRU list of at most ``max_tools`` names (kept in the agent state as
+  ``selected_tool_ids``): a found or used tool becomes most recent, the least recently used
+  one is evicted — a long conversation does not grow the prompt without bound;
+* the first model call of each user turn is seeded with a pre-retrieval of ``seed_k`` tools
+  for the user message, so a simple request needs no search round-trip.
+
+Example::
+
+    agent = create_agent(model, tools=all_tools, max_tools=8, checkpointer=InMemorySaver())
+    agent.invoke({"messages": [("user", "convert 20 euros to yen")]},
+                 {"configurable": {"thread_id": "1"}})
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Annotated, Any
+
+from langchain.agents import create_agent as create_langchain_agent
+from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest
+from langchain.agents.middleware.types import OmitFromInput
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.tools import BaseTool
+from toolret import RetrievalConfig, SearchResult, ToolKnowledgeBase
+from typing_extensions import NotRequired
+
+from langchain_toolret.conversation import conversation_query
+from langchain_toolret.narrowing import Fallback, NarrowingMiddleware, Step
+from langchain_toolret.search_tool import DEFAULT_SEARCH_TOOL_NAME
+
+__all__ = ["ToolSearchMiddleware", "ToolSearchState", "create_agent", "lru_add"]
+
+_KEY = "selected_tool_ids"
+
+
+class ToolSearchState(AgentState[Any]):
+    """Agent state plus ``selected_tool_ids``: the bound tools, least recently used first."""
+
+    selected_tool_ids: NotRequired[Annotated[list[str], OmitFromInput]]
+
+
+def lru_add(bound: Sequence[str], names: Sequence[str], cap: int | None = None) -> list[str]:
+    """``bound`` with ``names`` made most recent (``names[0]`` the most), cut to the ``cap`` newest.
+
+    >>> lru_add(["a", "b", "c"], ["d", "a"], cap=3)
+    ['c', 'a', 'd']
+    """
+    out = list(bound)
+    for name in reversed(list(dict.fromkeys(names))):
+        if name in out:
+            out.remove(name)
+        out.append(name)
+    return out[-cap:] if cap is not None else out
+
+
+class ToolSearchMiddleware(NarrowingMiddleware):
+    """The agentic mode's middleware: bind the searched, seeded and used tools, at most ``max_tools``.
+
+    See :func:`create_agent` for the arguments.
+    """
+
+    state_schema = ToolSearchState
+
+    def __init__(
+        self,
+        *,
+        max_tools: int = 10,
+        search_k: int = 5,
+        seed_k: int = 3,
+        knowledge_base: ToolKnowledgeBase | None = None,
+        preset: str | RetrievalConfig | None = None,
+        llm: Any = None,
+        embedder: Any = None,
+        always_include: Sequence[str] = (),
+        search_tool_name: str = DEFAULT_SEARCH_TOOL_NAME,
+        fallback: Fallback = "always_include",
+        query_builder: Callable[[list[BaseMessage]], str | None] | None = None,
+    ) -> None:
+        if max_tools < 1 or seed_k < 0 or search_k < 1:
+            raise ValueError("max_tools and search_k must be at least 1, seed_k at least 0")
+        super().__init__(knowledge_base=knowledge_base, preset=preset, llm=llm, embedder=embedder,
+                         always_include=always_include, search_tool=search_tool_name, search_k=search_k,
+                         fallback=fallback)
+        self.max_tools = max_tools
+        self.seed_k = seed_k
+        self.query_builder = query_builder or conversation_query
+
+    def _prepare(self, request: ModelRequest[Any], step: Step) -> None:
+        messages = list(request.messages)
+        bound = request.state.get(_KEY) if isinstance(request.state, dict) else None
+        step.data["bound"] = list(bound or [])
+        if self.seed_k and messages and isinstance(messages[-1], HumanMessage):
+            step.query = self.query_builder(messages)
+            step.k = self.seed_k
+        # Tool results since the model's last answer: what it searched for and what it used.
+        last_ai = max((i for i, m in enumerate(messages) if isinstance(m, AIMessage)), default=-1)
+        step.data["results"] = [m for m in messages[last_ai + 1 :] if isinstance(m, ToolMessage)]
+
+    def _finish(
+        self, request: ModelRequest[Any], step: Step, result: SearchResult | None
+    ) -> tuple[list[str], dict[str, Any] | None]:
+        old: list[str] = step.data["bound"]
+        bound = list(old)
+        if result is not None:
+            bound = lru_add(bound, [t.name for t in self.index.live(result)])
+        for message in step.data["results"]:
+            if message.name == self.search_tool_name:
+                if isinstance(message.artifact, list):
+                    bound = lru_add(bound, [str(n) for n in message.artifact])
+            elif message.name in bound:
+                bound = lru_add(bound, [message.name])
+        known = {t.name for t in step.candidates}
+        bound = [n for n in bound if n in known][-self.max_tools :]
+        # The model sees the bound set in a fixed (name) order: the prompt prefix changes only
+        # when the set does, not when recency does.
+        return sorted(bound), ({_KEY: bound} if bound != old else None)
+
+
+def create_agent(
+    model: Any,
+    tools: Sequence[BaseTool | Callable[..., Any] | dict[str, Any]],
+    *,
+    max_tools: int = 10,
+    search_k: int = 5,
+    seed_k: int = 3,
+    knowledge_base: ToolKnowledgeBase | None = None,
+    preset: str | RetrievalConfig | None = None,
+    llm: Any = None,
+    always_include: Sequence[str] = (),
+    search_tool_name: str = DEFAULT_SEARCH_TOOL_NAME,
+    system_prompt: Any = None,
+    state_schema: type[Any] | None = None,
+    middleware: Sequence[AgentMiddleware[Any, Any, Any]] = (),
+    **kwargs: Any,
+) -> Any:
+    """A LangChain agent that searches its own tools (toolret retrieval behind ``search_tools``).
+
+    Args:
+        model: a chat model or a ``"provider:model"`` string, as for LangChain's ``create_agent``.
+        tools: every tool the agent may use; all are executable, at most ``max_tools`` (plus
+            ``search_tools`` and ``always_include``) are bound to a model call.
+        max_tools: the cap of the bound set (least recently used evicted first).
+        search_k: tools one ``search_tools`` call returns.
+        seed_k: tools pre-retrieved from each new user message (0: the model must search).
+        knowledge_base: a prebuilt knowledge base over the same tool names (default: index
+            ``tools`` on first use).
+        preset, llm: retrieval preset, and a chat model for its LLM steps (``"full"``).
+        always_include: tool names bound on every call.
+        system_prompt, state_schema, middleware, and any other keyword (``checkpointer``,
+        ``store``, ``response_format``, ``context_schema``, ``name``…): passed to
+        ``langchain.agents.create_agent``. A custom ``state_schema`` is merged with
+        :class:`ToolSearchState`.
+
+    Returns:
+        The compiled LangGraph agent.
+    """
+    names = [getattr(t, "name", None) for t in tools]
+    if search_tool_name in names:
+        raise ValueError(f"a tool is already named {search_tool_name!r}; pass search_tool_name= to rename the search tool")
+    searcher = ToolSearchMiddleware(
+        max_tools=max_tools, search_k=search_k, seed_k=seed_k, knowledge_base=knowledge_base,
+        preset=preset, llm=llm, always_include=always_include, search_tool_name=search_tool_name,
+    )
+    return create_langchain_agent(
+        model, tools=list(tools), system_prompt=system_prompt, middleware=[searcher, *middleware],
+        state_schema=state_schema, **kwargs,
+    )

@@ -1,0 +1,114 @@
+"""LangChain tools as toolret documents: ``BaseTool`` → :class:`~toolret.documents.ToolDoc`.
+
+A LangChain tool already knows what the model sees: ``tool.tool_call_schema`` is the argument
+schema without injected arguments (``InjectedState``, ``InjectedToolCallId``, ``ToolRuntime``),
+and ``convert_to_openai_tool`` turns it into the exact function definition that
+``bind_tools`` sends. toolret indexes that definition, so what is retrieved is what the model
+can call. ``@tool`` keeps a function's whole docstring as the description (``Args:`` and
+``Returns:`` blocks included); those blocks are split into the per-argument descriptions and
+the ``response`` field instead of being indexed as prose.
+
+Example:
+    >>> from langchain_core.tools import tool
+    >>> @tool
+    ... def get_weather(city: str) -> str:
+    ...     '''Current weather for a city.
+    ...
+    ...     Args:
+    ...         city: City name, e.g. "Paris".
+    ...
+    ...     Returns:
+    ...         One sentence about the sky and the temperature.
+    ...     '''
+    ...     return "sunny"
+    >>> doc = tool_to_doc(get_weather)
+    >>> doc.id, doc.description
+    ('get_weather', 'Current weather for a city.')
+    >>> doc.field_text("parameters")
+    'city (string, required): City name, e.g. "Paris".'
+    >>> doc.response
+    'One sentence about the sky and the temperature.'
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from langchain_core.tools import BaseTool
+from toolret.docstrings import parse_docstring
+from toolret.documents import ToolDoc
+from toolret.errors import InvalidToolError
+from toolret.ingest import from_openai
+
+__all__ = ["openai_definition", "tool_to_doc", "tools_to_docs"]
+
+
+def openai_definition(tool: BaseTool) -> dict[str, Any]:
+    """The ``{"type": "function", "function": {...}}`` definition ``bind_tools`` sends for ``tool``."""
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+
+    return convert_to_openai_tool(tool)
+
+
+def tool_to_doc(tool: BaseTool) -> ToolDoc:
+    """One LangChain tool as a ToolDoc; its id is the tool's name (unique within an agent).
+
+    Raises :class:`~toolret.errors.InvalidToolError` naming the tool when its schema cannot
+    be converted.
+    """
+    if not isinstance(tool, BaseTool):
+        raise InvalidToolError(str(getattr(tool, "name", "<unnamed>")), "tool",
+                               f"expected a LangChain BaseTool, got {type(tool).__name__}")
+    try:
+        spec = openai_definition(tool)
+    except Exception as exc:  # noqa: BLE001 - any schema failure names the tool
+        raise InvalidToolError(tool.name, "tool_call_schema", f"cannot convert: {exc}") from None
+    doc = from_openai(spec)
+    parsed = parse_docstring(doc.description)
+    func = getattr(tool, "func", None) or getattr(tool, "coroutine", None)
+    source = parse_docstring(getattr(func, "__doc__", None)) if func is not None else parsed
+    params = [
+        p if p.description else p.model_copy(update={"description": parsed.params.get(p.name)
+                                                     or source.params.get(p.name, "")})
+        for p in doc.parameters
+    ]
+    fields = doc.model_dump(exclude={"parameters"})
+    fields.update(
+        description=parsed.description or doc.description,
+        response=doc.response or parsed.returns or source.returns,
+        examples=doc.examples or parsed.examples or source.examples,
+        metadata={"framework": "langchain", "class": type(tool).__name__},
+    )
+    return ToolDoc(parameters=params, **fields)
+
+
+def tools_to_docs(tools: Iterable[Any]) -> tuple[list[ToolDoc | Any], dict[str, BaseTool]]:
+    """Convert every LangChain tool (other entries pass through for generic ingestion).
+
+    Returns the list to hand to ``ToolKnowledgeBase.add``/``sync`` and the id → tool map the
+    adapters use to turn retrieved ids back into the live tool objects. A repeated tool
+    name is an error: the model could not tell the two apart.
+    """
+    out: list[ToolDoc | Any] = []
+    live: dict[str, BaseTool] = {}
+    for obj in tools:
+        if isinstance(obj, BaseTool):
+            doc = tool_to_doc(obj)
+            if doc.id in live:
+                raise InvalidToolError(doc.id, "name", "two LangChain tools have this name; tool names must be unique")
+            live[doc.id] = obj
+            out.append(doc)
+        else:
+            out.append(obj)
+    return out, live
+
+
+def definitions_chars(tools: Sequence[BaseTool | dict[str, Any]]) -> int:
+    """Characters of the JSON tool definitions a model receives for ``tools`` (tokens ≈ chars / 4)."""
+    total = 0
+    for tool in tools:
+        spec = tool if isinstance(tool, dict) else openai_definition(tool)
+        total += len(json.dumps(spec, ensure_ascii=False))
+    return total

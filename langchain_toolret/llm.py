@@ -1,0 +1,151 @@
+"""A LangChain chat model as toolret's :class:`~toolret.llm.LLM`, for the engine's LLM steps.
+
+The ``full`` preset plans queries (and reranks) with an LLM. A LangChain user already has a
+configured chat model — keys, base URL, retries, callbacks — so :class:`ChatModelLLM` lets
+the engine use it through ``with_structured_output`` instead of a second client. The engine
+calls it through :func:`toolret.llm.structured_call`, which bounds the time, feeds malformed
+output back for a retry and degrades the step to its offline path on failure.
+
+Example:
+    >>> from pydantic import BaseModel
+    >>> from toolret.llm import ChatMessage
+    >>> from langchain_toolret.testing import ScriptedChatModel
+    >>> class City(BaseModel):
+    ...     name: str
+    >>> llm = ChatModelLLM(ScriptedChatModel.structured([{"name": "Paris"}]))
+    >>> llm.generate([ChatMessage(role="user", content="Capital of France?")], City, timeout=5)
+    City(name='Paris')
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from collections.abc import Sequence
+from typing import Any, TypeVar
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.runnables import Runnable
+from pydantic import BaseModel, ValidationError
+from toolret.llm import ChatMessage, LLMError, MalformedOutputError
+
+__all__ = ["ChatModelLLM", "as_toolret_llm"]
+
+T = TypeVar("T", bound=BaseModel)
+
+_ROLES = {"system": SystemMessage, "user": HumanMessage, "assistant": AIMessage}
+
+
+def _to_langchain(messages: Sequence[ChatMessage]) -> list[BaseMessage]:
+    return [_ROLES[m.role](content=m.content) for m in messages]
+
+
+def _raw_text(raw: Any) -> str | None:
+    """What the model actually said, for the retry feedback: tool-call arguments or text."""
+    if not isinstance(raw, AIMessage):
+        return None if raw is None else str(raw)
+    if raw.tool_calls:
+        return json.dumps(raw.tool_calls[0].get("args", {}), ensure_ascii=False, default=str)
+    return raw.text or None
+
+
+class ChatModelLLM:
+    """Wrap a LangChain ``BaseChatModel`` so toolret's LLM steps can use it.
+
+    ``generate`` runs the model in a daemon thread and raises :class:`TimeoutError` when
+    ``timeout`` passes (a chat model has no per-call deadline; the abandoned call finishes in
+    the background). ``agenerate`` cancels the call with :func:`asyncio.wait_for`. Output
+    that does not fit the schema raises :class:`~toolret.llm.MalformedOutputError` carrying the
+    model's raw answer; any other failure raises :class:`~toolret.llm.LLMError`.
+    ``method`` is passed to ``with_structured_output`` (e.g. ``"json_schema"``) when given.
+    """
+
+    def __init__(self, chat_model: BaseChatModel, *, method: str | None = None, name: str | None = None) -> None:
+        if not isinstance(chat_model, BaseChatModel):
+            raise TypeError(f"ChatModelLLM wraps a LangChain BaseChatModel, not {type(chat_model).__name__}")
+        self.chat_model = chat_model
+        self.method = method
+        model_name = getattr(chat_model, "model_name", None) or getattr(chat_model, "model", None)
+        self.name = name or f"langchain:{model_name or chat_model._llm_type}"
+        self._runnables: dict[type[BaseModel], tuple[Runnable[Any, Any], bool]] = {}
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"ChatModelLLM({self.name!r})"
+
+    def _structured(self, schema: type[BaseModel]) -> tuple[Runnable[Any, Any], bool]:
+        """``with_structured_output(schema)``, with the raw answer when the model offers it."""
+        with self._lock:
+            if schema not in self._runnables:
+                kwargs: dict[str, Any] = {"method": self.method} if self.method else {}
+                try:
+                    entry = (self.chat_model.with_structured_output(schema, include_raw=True, **kwargs), True)
+                except (TypeError, ValueError):
+                    entry = (self.chat_model.with_structured_output(schema, **kwargs), False)
+                except NotImplementedError as exc:
+                    raise LLMError(f"{self.name}: the chat model has no structured output "
+                                   "(with_structured_output is not implemented)") from exc
+                self._runnables[schema] = entry
+            return self._runnables[schema]
+
+    def _result(self, out: Any, schema: type[T], with_raw: bool) -> T:
+        raw = None
+        if with_raw and isinstance(out, dict) and "parsed" in out:
+            raw, error, out = out.get("raw"), out.get("parsing_error"), out.get("parsed")
+            if error is not None:
+                raise MalformedOutputError(str(error)[:500], _raw_text(raw))
+        if out is None:
+            raise MalformedOutputError("the model returned no structured output", _raw_text(raw))
+        if isinstance(out, schema):
+            return out
+        try:
+            return schema.model_validate(out.model_dump() if isinstance(out, BaseModel) else out)
+        except ValidationError as exc:
+            raise MalformedOutputError(str(exc.errors(include_url=False)[:3]), _raw_text(raw) or str(out)) from exc
+
+    def _error(self, exc: BaseException) -> BaseException:
+        if isinstance(exc, (LLMError, ValidationError, TimeoutError)):
+            return exc
+        if isinstance(exc, (json.JSONDecodeError,)):
+            return MalformedOutputError(str(exc))
+        return LLMError(f"{self.name}: {type(exc).__name__}: {exc}")
+
+    def generate(self, messages: list[ChatMessage], schema: type[T], *, timeout: float) -> T:
+        runnable, with_raw = self._structured(schema)
+        box: dict[str, Any] = {}
+
+        def call() -> None:
+            try:
+                box["out"] = runnable.invoke(_to_langchain(messages), config={"tags": ["toolret"]})
+            except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
+                box["error"] = exc
+
+        worker = threading.Thread(target=call, name="toolret-chat-model", daemon=True)
+        worker.start()
+        worker.join(max(timeout, 0.0))
+        if worker.is_alive():
+            raise TimeoutError(f"{self.name}: no answer within {timeout:g}s")
+        if "error" in box:
+            raise self._error(box["error"]) from box["error"]
+        return self._result(box.get("out"), schema, with_raw)
+
+    async def agenerate(self, messages: list[ChatMessage], schema: type[T], *, timeout: float) -> T:
+        runnable, with_raw = self._structured(schema)
+        try:
+            out = await asyncio.wait_for(
+                runnable.ainvoke(_to_langchain(messages), config={"tags": ["toolret"]}), max(timeout, 0.0)
+            )
+        except asyncio.TimeoutError:
+            raise TimeoutError(f"{self.name}: no answer within {timeout:g}s") from None
+        except Exception as exc:
+            raise self._error(exc) from exc
+        return self._result(out, schema, with_raw)
+
+
+def as_toolret_llm(llm: Any) -> Any:
+    """A LangChain chat model wrapped in :class:`ChatModelLLM`; a toolret LLM (or None) as is."""
+    if isinstance(llm, BaseChatModel):
+        return ChatModelLLM(llm)
+    return llm

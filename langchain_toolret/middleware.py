@@ -1,0 +1,131 @@
+"""``ToolSelectionMiddleware``: hand a ``create_agent`` model only the tools the turn needs.
+
+``create_agent(model, tools=ALL, middleware=[ToolSelectionMiddleware(k=5)])`` is the whole
+set-up. Before each model call the middleware narrows ``request.tools`` to the tools toolret
+retrieves for the conversation. Compared with LangChain's ``LLMToolSelectorMiddleware``:
+
+* selection is retrieval (milliseconds, no tokens); an LLM step runs only when configured
+  (``llm=``, which turns on ``preset="full"``);
+* the query is built from the conversation (:mod:`langchain_toolret.conversation`), so a
+  follow-up such as "and in Fahrenheit?" still finds the weather tool;
+* the selection is pinned for the user turn: every model call of the tool loop gets the same
+  tools in the same order (no re-selection, a stable prompt prefix for provider caching),
+  and a new user message selects again;
+* ``always_include`` tools are always offered; ``search_tool=True`` adds a ``search_tools``
+  tool the model can call to widen its set for the rest of the turn;
+* a failing selector never breaks the agent: it logs and offers the ``fallback`` set.
+
+The first call indexes ``request.tools`` (an in-memory knowledge base, cached by content
+hash; a changed tool set re-embeds only the tools that changed); pass ``knowledge_base=`` to
+use one you built instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Annotated, Any
+
+from langchain.agents.middleware import AgentState, ModelRequest
+from langchain.agents.middleware.types import PrivateStateAttr
+from langchain_core.messages import BaseMessage
+from toolret import RetrievalConfig, SearchResult, ToolKnowledgeBase
+from typing_extensions import NotRequired
+
+from langchain_toolret.conversation import (
+    conversation_query,
+    current_turn,
+    tool_results,
+    turn_key,
+)
+from langchain_toolret.index import K
+from langchain_toolret.narrowing import Fallback, NarrowingMiddleware, Step
+
+__all__ = ["ToolSelectionMiddleware", "ToolSelectionState"]
+
+_KEY = "toolret_selection"
+
+
+class ToolSelectionState(AgentState[Any]):
+    """Agent state plus the turn's pinned selection ``{"turn", "query", "tools"}`` (private)."""
+
+    toolret_selection: NotRequired[Annotated[dict[str, Any] | None, PrivateStateAttr]]
+
+
+class ToolSelectionMiddleware(NarrowingMiddleware):
+    """Narrow each model call's tools to those toolret retrieves for the current user turn.
+
+    Args:
+        k: tools to select per turn (or ``"auto"`` for a precise set).
+        knowledge_base: a prebuilt :class:`toolret.ToolKnowledgeBase` whose tool names match
+            the agent's tools; default: index ``request.tools`` on first use.
+        preset: retrieval preset or ``RetrievalConfig`` (default ``"full"`` when ``llm`` is
+            given, else ``"fast"``).
+        llm: a LangChain chat model (or toolret LLM) for the engine's LLM steps.
+        embedder: the embedding model for an indexed-on-first-use knowledge base.
+        always_include: tool names offered on every call, outside the ``k``.
+        search_tool: add the ``search_tools`` escape hatch (``True``, or the tool's name).
+        search_k: tools one ``search_tools`` call returns.
+        fallback: tools offered when selection fails: ``"all"``, ``"always_include"`` or names.
+        query_builder: conversation → query (default
+            :func:`~langchain_toolret.conversation.conversation_query`).
+
+    Example::
+
+        agent = create_agent(model, tools=all_tools,
+                             middleware=[ToolSelectionMiddleware(k=5, always_include=["ask_user"])])
+    """
+
+    state_schema = ToolSelectionState
+
+    def __init__(
+        self,
+        k: K = 5,
+        *,
+        knowledge_base: ToolKnowledgeBase | None = None,
+        preset: str | RetrievalConfig | None = None,
+        llm: Any = None,
+        embedder: Any = None,
+        always_include: Sequence[str] = (),
+        search_tool: bool | str = False,
+        search_k: int = 5,
+        fallback: Fallback = "all",
+        query_builder: Callable[[list[BaseMessage]], str | None] | None = None,
+    ) -> None:
+        if k != "auto" and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
+            raise ValueError(f"k must be a positive integer or 'auto', not {k!r}")
+        super().__init__(knowledge_base=knowledge_base, preset=preset, llm=llm, embedder=embedder,
+                         always_include=always_include, search_tool=search_tool, search_k=search_k,
+                         fallback=fallback)
+        self.k = k
+        self.query_builder = query_builder or conversation_query
+
+    def _prepare(self, request: ModelRequest[Any], step: Step) -> None:
+        messages = list(request.messages)
+        turn = turn_key(messages)
+        pinned = request.state.get(_KEY) if isinstance(request.state, dict) else None
+        if pinned and turn is not None and pinned.get("turn") == turn:
+            step.data["names"] = list(pinned.get("tools", []))
+        else:
+            step.query = self.query_builder(messages)
+            if not step.query:
+                raise ValueError("the conversation has no user message to select tools for")
+            step.k = self.k
+        step.data["turn"] = turn
+        step.data["discovered"] = [
+            str(name)
+            for message in (tool_results(current_turn(messages), self.search_tool_name)
+                            if self.search_tool_name else [])
+            if isinstance(message.artifact, list)
+            for name in message.artifact
+        ]
+
+    def _finish(
+        self, request: ModelRequest[Any], step: Step, result: SearchResult | None
+    ) -> tuple[list[str], dict[str, Any] | None]:
+        update = None
+        if result is not None:
+            names = [t.name for t in self.index.live(result)]
+            update = {_KEY: {"turn": step.data["turn"], "query": step.query, "tools": names}}
+        else:
+            names = step.data["names"]
+        return [*names, *step.data["discovered"]], update

@@ -1,0 +1,151 @@
+"""``ToolRetriever``: toolret as a LangChain retriever of tools.
+
+A LangChain retriever returns ``Document``s for a query; this one returns one ``Document``
+per retrieved tool, so anything that consumes retrievers (chains, ``EnsembleRetriever``,
+LangSmith traces, evaluation harnesses) works with tools too. The document's ``id`` is the
+tool id; its ``metadata`` carries the evidence of the score (per-field scores, penalty,
+sub-task) so a trace explains why a tool came back. :meth:`ToolRetriever.get_tools` gives
+the live tool objects instead, ready for ``bind_tools``.
+
+Example:
+    >>> from langchain_core.tools import tool
+    >>> @tool
+    ... def get_weather(city: str) -> str:
+    ...     '''Current weather for a city.'''
+    ...     return "sunny"
+    >>> @tool
+    ... def convert_currency(amount: float, to: str) -> float:
+    ...     '''Convert an amount of money into another currency.'''
+    ...     return amount
+    >>> retriever = ToolRetriever.from_tools([get_weather, convert_currency], k=1)
+    >>> doc = retriever.invoke("how many yen is 20 euros?")[0]
+    >>> doc.id, doc.metadata["name"], sorted(doc.metadata)
+    ('convert_currency', 'convert_currency', ['field_scores', 'name', 'penalty', 'score', 'subtask'])
+    >>> [t.name for t in retriever.get_tools("is it raining in Paris?")]
+    ['get_weather']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from langchain_core.callbacks import (
+    AsyncCallbackManagerForRetrieverRun,
+    CallbackManagerForRetrieverRun,
+)
+from langchain_core.documents import Document
+from langchain_core.retrievers import BaseRetriever
+from langchain_core.tools import BaseTool
+from pydantic import ConfigDict, Field, field_validator
+from toolret import RetrievalConfig, SearchResult, ToolKnowledgeBase
+from toolret.errors import QueryError
+
+from langchain_toolret.index import K, ToolIndex
+
+__all__ = ["ToolRetriever", "result_to_documents"]
+
+
+def result_to_documents(result: SearchResult, index: ToolIndex | ToolKnowledgeBase) -> list[Document]:
+    """One ``Document`` per retrieved tool: the tool's card as content, the evidence as metadata."""
+    kb = index.kb if isinstance(index, ToolIndex) else index
+    docs: list[Document] = []
+    for scored in result.tools:
+        tool_doc = kb.get(scored.id)
+        docs.append(Document(
+            id=scored.id,
+            page_content=tool_doc.card(),
+            metadata={
+                "name": scored.name,
+                "score": scored.score,
+                "field_scores": dict(scored.field_scores),
+                "penalty": scored.penalty,
+                "subtask": scored.subtask,
+            },
+        ))
+    return docs
+
+
+class ToolRetriever(BaseRetriever):
+    """Retrieve the tools that serve a query from a toolret knowledge base.
+
+    Build it from LangChain tools with :meth:`from_tools`, or over a knowledge base you
+    built (``ToolRetriever(knowledge_base=kb)``, e.g. one loaded from disk). ``k`` is the
+    default number of tools (or ``"auto"`` for a precise set); ``invoke(query, k=3)``
+    overrides it per call. ``config`` is a preset name or a ``RetrievalConfig`` used for
+    every search (default: the knowledge base's own).
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    index: ToolIndex = Field(exclude=True)
+    k: K = 5
+    config: RetrievalConfig | str | None = None
+
+    def __init__(self, knowledge_base: ToolKnowledgeBase | ToolIndex | None = None, **data: Any) -> None:
+        if knowledge_base is not None:
+            data["index"] = knowledge_base if isinstance(knowledge_base, ToolIndex) else ToolIndex(knowledge_base)
+        super().__init__(**data)
+
+    @field_validator("k")
+    @classmethod
+    def _check_k(cls, value: K) -> K:
+        if value != "auto" and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+            raise ValueError(f"k must be a positive integer or 'auto', not {value!r}")
+        return value
+
+    @classmethod
+    def from_tools(
+        cls,
+        tools: Iterable[BaseTool | Any],
+        *,
+        k: K = 5,
+        preset: str | RetrievalConfig = "fast",
+        embedder: Any = None,
+        llm: Any = None,
+    ) -> ToolRetriever:
+        """Index ``tools`` in an in-memory knowledge base and retrieve from it.
+
+        ``llm`` (a LangChain chat model or a toolret LLM) is used by ``preset="full"``.
+        """
+        index = ToolIndex.from_tools(tools, config=preset, embedder=embedder, llm=llm)
+        return cls(index=index, k=k)
+
+    @property
+    def knowledge_base(self) -> ToolKnowledgeBase:
+        return self.index.kb
+
+    def _k(self, k: K | None) -> K:
+        if k is None:
+            return self.k
+        return self._check_k(k)
+
+    def search(self, query: str, k: K | None = None) -> SearchResult:
+        """The raw toolret result (ids, scores, plan and trace) for ``query``."""
+        return self.index.search(query, self._k(k), config=self.config)
+
+    def get_tools(self, query: str, k: K | None = None) -> list[BaseTool]:
+        """The live LangChain tools for ``query``, best first, ready for ``bind_tools``."""
+        return self.index.live(self.search(query, k))
+
+    async def aget_tools(self, query: str, k: K | None = None) -> list[BaseTool]:
+        result = await self.index.asearch(query, self._k(k), config=self.config)
+        return self.index.live(result)
+
+    def _get_relevant_documents(
+        self, query: str, *, run_manager: CallbackManagerForRetrieverRun, k: K | None = None
+    ) -> list[Document]:
+        _check_query(query)
+        return result_to_documents(self.search(query, k), self.index)
+
+    async def _aget_relevant_documents(
+        self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun, k: K | None = None
+    ) -> list[Document]:
+        _check_query(query)
+        result = await self.index.asearch(query, self._k(k), config=self.config)
+        return result_to_documents(result, self.index)
+
+
+def _check_query(query: Any) -> None:
+    if not isinstance(query, str):
+        raise QueryError(f"ToolRetriever takes a text query, not {type(query).__name__}")

@@ -1,0 +1,78 @@
+"""The ``search_tools`` tool: lets the model widen its own tool set mid-conversation.
+
+Retrieval before the model call can miss a tool the model only discovers it needs while
+working. The model calls ``search_tools("convert a PDF to text")``; the result names each
+found tool with a one-line description (so the model can judge it without a second
+round-trip), and the names travel in the ``ToolMessage.artifact`` so the selector binds
+those tools from the next model call on.
+
+Example:
+    >>> from langchain_core.tools import tool
+    >>> @tool
+    ... def get_weather(city: str) -> str:
+    ...     '''Current weather for a city.'''
+    ...     return "sunny"
+    >>> search = create_search_tool(ToolIndex.from_tools([get_weather]), k=1)
+    >>> message = search.invoke({"type": "tool_call", "name": "search_tools", "id": "1",
+    ...                          "args": {"query": "weather"}})
+    >>> print(message.content)
+    Tools found (you can call them from now on):
+    - get_weather: Current weather for a city.
+    >>> message.artifact
+    ['get_weather']
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from langchain_core.tools import BaseTool, StructuredTool
+from toolret.docstrings import first_sentence
+
+from langchain_toolret.index import ToolIndex
+
+__all__ = ["DEFAULT_SEARCH_TOOL_NAME", "create_search_tool", "describe_tools"]
+
+DEFAULT_SEARCH_TOOL_NAME = "search_tools"
+_DESCRIPTION = (
+    "Search the catalogue of available tools. Call it when none of the tools you have fits the "
+    "task; describe the capability you need (e.g. 'convert currencies'). The tools it finds can "
+    "be called from your next step on."
+)
+_QUERY = "The capability you need, in a few words."
+_SHORT = 160
+
+
+def describe_tools(tools: list[BaseTool]) -> str:
+    """One line per tool: ``- name: first sentence of its description``."""
+    lines = []
+    for tool in tools:
+        summary = first_sentence(tool.description or "")
+        if len(summary) > _SHORT:
+            summary = summary[: _SHORT - 1].rstrip() + "…"
+        lines.append(f"- {tool.name}: {summary}" if summary else f"- {tool.name}")
+    return "\n".join(lines)
+
+
+def create_search_tool(index: ToolIndex, *, name: str = DEFAULT_SEARCH_TOOL_NAME, k: int = 5) -> StructuredTool:
+    """A tool that searches ``index`` and returns names + one-line descriptions (artifact: names)."""
+
+    def _answer(query: str, found: list[BaseTool]) -> tuple[str, list[str]]:
+        if not found:
+            return f"No tools found for {query!r}. Try describing the capability differently.", []
+        return "Tools found (you can call them from now on):\n" + describe_tools(found), [t.name for t in found]
+
+    def search(query: Annotated[str, _QUERY]) -> tuple[str, list[str]]:
+        return _answer(query, index.select(query, k))
+
+    async def asearch(query: Annotated[str, _QUERY]) -> tuple[str, list[str]]:
+        return _answer(query, index.live(await index.asearch(query, k)))
+
+    search.__doc__ = asearch.__doc__ = _DESCRIPTION
+    return StructuredTool.from_function(
+        func=search,
+        coroutine=asearch,
+        name=name,
+        description=_DESCRIPTION,
+        response_format="content_and_artifact",
+    )

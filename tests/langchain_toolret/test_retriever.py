@@ -1,0 +1,108 @@
+"""ToolRetriever: LangChain's standard retriever suite, plus what a tool retriever adds."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+
+import pytest
+from langchain_core.documents import Document
+from langchain_tests.integration_tests import RetrieversIntegrationTests
+from toolret import QueryError, ToolKnowledgeBase
+
+from langchain_toolret import ToolRetriever
+from langchain_toolret.index import ToolIndex
+
+from .conftest import TOOLS
+
+
+@functools.cache
+def _shared_index() -> ToolIndex:
+    return ToolIndex.from_tools(TOOLS)
+
+
+class TestToolRetrieverStandard(RetrieversIntegrationTests):
+    """langchain-tests' own conformance suite (k in the constructor and in invoke, sync and async)."""
+
+    @property
+    def retriever_constructor(self) -> type[ToolRetriever]:
+        return ToolRetriever
+
+    @property
+    def retriever_constructor_params(self) -> dict:
+        return {"knowledge_base": _shared_index(), "k": 2}
+
+    @property
+    def retriever_query_example(self) -> str:
+        return "what's the weather like in Lisbon tomorrow?"
+
+
+def test_documents_carry_the_tool_id_and_the_evidence(tool_index):
+    docs = ToolRetriever(tool_index, k=3).invoke("convert 20 euros into japanese yen")
+    assert all(isinstance(d, Document) for d in docs) and len(docs) == 3
+    top = docs[0]
+    assert top.id == "convert_currency" and top.metadata["name"] == "convert_currency"
+    assert set(top.metadata["field_scores"]) >= {"description", "parameters"}
+    assert top.metadata["score"] >= docs[1].metadata["score"] >= docs[2].metadata["score"]
+    assert isinstance(top.metadata["penalty"], float) and top.metadata["subtask"] is None
+    assert top.page_content.startswith("convert_currency: Convert an amount of money")
+
+
+def test_k_per_call_overrides_the_constructor_and_is_validated(tool_index):
+    retriever = ToolRetriever(tool_index, k=4)
+    assert len(retriever.invoke("send an e-mail to Bob")) == 4
+    assert len(retriever.invoke("send an e-mail to Bob", k=1)) == 1
+    with pytest.raises(ValueError, match="positive integer"):
+        retriever.invoke("send an e-mail to Bob", k=0)
+    with pytest.raises(ValueError):
+        ToolRetriever(tool_index, k=-1)
+
+
+def test_auto_k_returns_a_precise_set(tool_index):
+    docs = ToolRetriever(tool_index, k="auto").invoke("what is the stock price of ACME?")
+    assert 1 <= len(docs) <= 5 and docs[0].id == "get_stock_price"
+
+
+def test_get_tools_returns_the_live_tool_objects(tool_index, tools):
+    retriever = ToolRetriever(tool_index, k=2)
+    found = retriever.get_tools("book a plane ticket from Paris to Rome")
+    assert found[0] is next(t for t in tools if t.name == "book_flight")
+    assert found[0].invoke({"origin": "CDG", "destination": "FCO", "date": "2025-06-01"}).startswith("flight")
+
+
+async def test_async_retrieval_does_not_block_the_event_loop(tool_index):
+    retriever = ToolRetriever(tool_index, k=2)
+    ticks = 0
+
+    async def ticker():
+        nonlocal ticks
+        while True:
+            await asyncio.sleep(0.001)
+            ticks += 1
+
+    task = asyncio.create_task(ticker())
+    results = await asyncio.gather(*(retriever.ainvoke(q) for q in
+                                     ["weather in Oslo", "translate hello to French", "read the file notes.txt"]))
+    task.cancel()
+    assert [r[0].id for r in results] == ["get_weather", "translate_text", "read_file"]
+    assert ticks > 0
+    assert [t.name for t in await retriever.aget_tools("remind me at 5pm", k=1)] == ["set_reminder"]
+
+
+def test_from_tools_builds_its_own_knowledge_base(tools):
+    retriever = ToolRetriever.from_tools(tools, k=1, preset="balanced")
+    assert isinstance(retriever.knowledge_base, ToolKnowledgeBase)
+    assert retriever.knowledge_base.config.name == "balanced"
+    assert retriever.invoke("create a meeting on Monday at 10")[0].id == "create_calendar_event"
+    retriever.knowledge_base.close()
+
+
+def test_over_a_prebuilt_knowledge_base(tool_index):
+    retriever = ToolRetriever(knowledge_base=tool_index.kb, k=1)
+    assert retriever.invoke("what does the file report.txt contain?")[0].id == "read_file"
+
+
+def test_bad_queries_raise_query_errors(tool_index):
+    retriever = ToolRetriever(tool_index)
+    with pytest.raises(QueryError):
+        retriever.invoke("   ")
