@@ -1,0 +1,75 @@
+"""Embedding models across the two libraries.
+
+* :func:`embedder_from_llamaindex` lets ``ToolObjectIndex.from_objects(tools, embed_model=...)``
+  keep the LlamaIndex embedding model a user already passes to ``ObjectIndex``.
+* :class:`ToolretEmbedding` is the reverse: toolret's packaged all-MiniLM-L6-v2 (or any toolret
+  embedder) as a LlamaIndex ``BaseEmbedding``, so stock LlamaIndex code runs offline with the
+  same model toolret uses — which is how ``examples/llamaindex_compare.py`` compares stock
+  ``ObjectIndex`` with ``ToolObjectIndex`` on equal terms.
+
+Example:
+    >>> from llama_index.core.embeddings import MockEmbedding
+    >>> embedder_from_llamaindex(MockEmbedding(embed_dim=4)).embed(["a", "b"]).shape
+    (2, 4)
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from llama_index.core.base.embeddings.base import BaseEmbedding
+from pydantic import PrivateAttr
+from toolret.embedding import CallableEmbedder, Embedder, resolve_embedder
+
+__all__ = ["ToolretEmbedding", "embedder_from_llamaindex"]
+
+
+def embedder_from_llamaindex(embed_model: BaseEmbedding) -> Embedder:
+    """A toolret embedder calling a LlamaIndex embedding model's batch API.
+
+    The name recorded in the knowledge base is ``llamaindex:<class>:<model_name>``: reopening
+    the knowledge base needs the same ``embed_model`` again.
+    """
+    if not isinstance(embed_model, BaseEmbedding):
+        raise TypeError(f"embed_model must be a LlamaIndex BaseEmbedding, got {type(embed_model).__name__}")
+
+    def embed(texts: list[str]) -> Any:
+        return embed_model.get_text_embedding_batch(list(texts))
+
+    return CallableEmbedder(embed, name=f"llamaindex:{embed_model.class_name()}:{embed_model.model_name}")
+
+
+class ToolretEmbedding(BaseEmbedding):
+    """A toolret embedder as a LlamaIndex embedding model (default: the packaged MiniLM, offline).
+
+    ``embedder`` is anything :func:`toolret.embedding.resolve_embedder` accepts. Async calls
+    run in a worker thread so they do not block the event loop.
+    """
+
+    _embedder: Embedder = PrivateAttr()
+
+    def __init__(self, embedder: Any = None, **kwargs: Any) -> None:
+        resolved = resolve_embedder(embedder)
+        kwargs.setdefault("model_name", resolved.name)
+        super().__init__(**kwargs)
+        self._embedder = resolved
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "ToolretEmbedding"
+
+    def _get_text_embeddings(self, texts: list[str]) -> list[list[float]]:
+        return self._embedder.embed(texts).tolist()
+
+    def _get_text_embedding(self, text: str) -> list[float]:
+        return self._get_text_embeddings([text])[0]
+
+    def _get_query_embedding(self, query: str) -> list[float]:
+        return self._get_text_embedding(query)
+
+    async def _aget_query_embedding(self, query: str) -> list[float]:
+        return await asyncio.to_thread(self._get_query_embedding, query)
+
+    async def _aget_text_embedding(self, text: str) -> list[float]:
+        return await asyncio.to_thread(self._get_text_embedding, text)

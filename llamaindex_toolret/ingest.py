@@ -1,0 +1,155 @@
+"""LlamaIndex tools in and out of toolret's :class:`~toolret.documents.ToolDoc`.
+
+Any LlamaIndex ``BaseTool`` (``FunctionTool``, ``QueryEngineTool``, a ``ToolSpec``'s tools...)
+describes itself through ``metadata``: ``name``, ``description`` and ``fn_schema``. Stock
+``ObjectIndex`` embeds all three as one blob; toolret needs them in separate fields, and
+``FunctionTool.from_defaults`` packs a signature line and the raw docstring (``Args:``,
+``Returns:``) into ``description``. :func:`tool_to_doc` splits that text back into the
+MFTR fields, so the description field holds prose, each parameter gets its own sentence and
+the ``Returns:`` section becomes the response field.
+
+:func:`doc_to_tool` goes the other way: a registry tool known only as a schema (an OpenAI
+tool dict, a benchmark record) becomes a LlamaIndex ``FunctionTool`` an agent can be handed.
+
+Example:
+    >>> from llama_index.core.tools import FunctionTool
+    >>> def get_weather(city: str) -> str:
+    ...     '''Current weather for a city.
+    ...
+    ...     Args:
+    ...         city: City name, e.g. "Paris".
+    ...     '''
+    ...     return "sunny"
+    >>> doc = tool_to_doc(FunctionTool.from_defaults(fn=get_weather))
+    >>> doc.description, doc.field_text("parameters")
+    ('Current weather for a city.', 'city (string, required): City name, e.g. "Paris".')
+"""
+
+from __future__ import annotations
+
+import json
+import keyword
+from collections.abc import Callable
+from typing import Any
+
+from llama_index.core.tools import BaseTool, FunctionTool, ToolMetadata
+from pydantic import BaseModel, Field, create_model
+from toolret.docstrings import parse_docstring
+from toolret.documents import ToolDoc
+from toolret.errors import InvalidToolError
+from toolret.ingest import params_from_schema
+
+__all__ = ["as_tool", "doc_to_tool", "tool_to_doc"]
+
+_UNNAMED = "<unnamed>"
+_JSON_TO_PY: dict[str, Any] = {
+    "string": str, "integer": int, "number": float, "boolean": bool, "array": list, "object": dict,
+}  # fmt: skip
+
+
+def as_tool(obj: Any) -> BaseTool:
+    """``obj`` as a LlamaIndex tool: tools pass through, plain callables become ``FunctionTool``.
+
+    Workflow agents accept bare functions in ``tools=``, so a tool registry may hold them too.
+    """
+    if isinstance(obj, BaseTool):
+        return obj
+    if callable(obj) and not isinstance(obj, type):
+        return FunctionTool.from_defaults(fn=obj)
+    label = getattr(obj, "name", None) or type(obj).__name__
+    raise InvalidToolError(
+        str(label), "tool",
+        f"expected a LlamaIndex BaseTool (FunctionTool, QueryEngineTool...) or a callable, got {type(obj).__name__}",
+    )
+
+
+def _strip_signature(name: str, text: str) -> str:
+    """Drop the ``name(arg: type) -> type`` first line ``FunctionTool.from_defaults`` prepends."""
+    first, _, rest = text.partition("\n")
+    return rest if first.strip().startswith(f"{name}(") else text
+
+
+def tool_to_doc(tool: Any) -> ToolDoc:
+    """A LlamaIndex tool (or a callable, wrapped first) as a ToolDoc; ``id`` is the tool's name.
+
+    The parameters are what the model is shown (``metadata.get_parameters_dict()``); argument
+    sentences missing from the schema are taken from the docstring's ``Args:`` section. Bad
+    metadata raises :class:`~toolret.errors.InvalidToolError` naming the tool and field.
+    """
+    tool = as_tool(tool)
+    meta = getattr(tool, "metadata", None)
+    if not isinstance(meta, ToolMetadata):
+        raise InvalidToolError(_UNNAMED, "metadata", f"{type(tool).__name__} has no ToolMetadata")
+    name = meta.name
+    if not isinstance(name, str) or not name.strip():
+        raise InvalidToolError(_UNNAMED, "metadata.name", "missing; every tool needs a name (ToolMetadata(name=...))")
+    name = name.strip()
+    raw = meta.description
+    if not isinstance(raw, str):
+        raise InvalidToolError(name, "metadata.description", f"expected a string, got {type(raw).__name__}")
+    parsed = parse_docstring(_strip_signature(name, raw))
+    try:
+        schema = meta.get_parameters_dict()
+        json.dumps(schema)
+    except (TypeError, ValueError) as exc:
+        raise InvalidToolError(name, "metadata.fn_schema", f"cannot produce a JSON schema: {exc}") from None
+    params = [
+        p if p.description or p.name not in parsed.params else p.model_copy(update={"description": parsed.params[p.name]})
+        for p in params_from_schema(schema, tool=name, field="metadata.fn_schema")
+    ]
+    return ToolDoc(
+        name=name,
+        description=parsed.description or raw,
+        parameters=params,
+        response=parsed.returns,
+        examples=parsed.examples,
+        input_schema=schema,
+        metadata={"llamaindex_type": type(tool).__name__},
+    )
+
+
+def _field_type(prop: dict[str, Any]) -> Any:
+    kind = prop.get("type")
+    if isinstance(kind, list):
+        kinds = [k for k in kind if k != "null"]
+        kind = kinds[0] if len(kinds) == 1 else None
+    return _JSON_TO_PY.get(kind, Any) if isinstance(kind, str) else Any
+
+
+def _plain_identifier(name: str) -> bool:
+    return name.isidentifier() and not keyword.iskeyword(name) and not name.startswith("_") and not hasattr(BaseModel, name)
+
+
+def _schema_model(doc: ToolDoc) -> type[BaseModel]:
+    """A pydantic model mirroring a ToolDoc's parameters (LlamaIndex's ``fn_schema``)."""
+    props = (doc.input_schema or {}).get("properties") or {}
+    fields: dict[str, Any] = {}
+    for index, param in enumerate(doc.parameters):
+        prop = props.get(param.name) if isinstance(props.get(param.name), dict) else {}
+        annotation = _field_type(prop) if prop else _JSON_TO_PY.get(param.type, Any)
+        extra = {"enum": param.enum} if param.enum else None
+        default = ... if param.required else param.default
+        # The model-facing name is the alias; the attribute must be a legal, unshadowed identifier.
+        attr = param.name if _plain_identifier(param.name) else f"param_{index}"
+        fields[attr] = (annotation, Field(default, alias=param.name, description=param.description or None,
+                                          json_schema_extra=extra))
+    model_name = "".join(ch if ch.isalnum() else "_" for ch in doc.id)[:60] or "Params"
+    return create_model(model_name, **fields)
+
+
+def doc_to_tool(doc: ToolDoc, fn: Callable[..., Any] | None = None) -> FunctionTool:
+    """A ToolDoc as a LlamaIndex ``FunctionTool`` named by the doc's ``id``, with its description and arguments.
+
+    ``fn`` is the implementation; without one, calling the tool returns an error text saying
+    it has none (retrieval and benchmarks need only the metadata). The description carries
+    the response text when there is one, since a LlamaIndex tool has no separate field for it.
+    """
+    description = doc.description or doc.name
+    if doc.response:
+        description = f"{description}\n\nReturns:\n    {doc.response}"
+
+    def _missing(**kwargs: Any) -> str:
+        return f"tool {doc.id!r} has no implementation attached"
+
+    metadata = ToolMetadata(name=doc.id, description=description, fn_schema=_schema_model(doc))
+    return FunctionTool(fn=fn or _missing, metadata=metadata)

@@ -1,0 +1,138 @@
+"""The map between tool ids in the knowledge base and the live LlamaIndex tool objects.
+
+A knowledge base stores documents, not Python objects; an agent needs the objects back.
+:class:`ToolNodeMapping` plays the part of LlamaIndex's ``SimpleToolNodeMapping`` (tools keyed
+by name), and unlike it can be persisted: it writes the tool *names* as JSON (never a pickle),
+and the live tools are re-attached by name when the index is loaded.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from llama_index.core.objects.base_node_mapping import BaseObjectNodeMapping
+from llama_index.core.schema import BaseNode, TextNode
+from llama_index.core.tools import BaseTool
+from toolret.errors import InvalidToolError, KnowledgeBaseError, ToolNotFoundError
+
+from llamaindex_toolret.ingest import as_tool, tool_to_doc
+
+__all__ = ["MANIFEST_FILE", "ToolNodeMapping", "read_manifest", "tool_name"]
+
+logger = logging.getLogger("toolret")
+
+#: File written beside the knowledge base by ``persist``: the names of the indexed tools.
+MANIFEST_FILE = "llamaindex_tools.json"
+_FORMAT = 1
+
+
+def tool_name(tool: BaseTool) -> str:
+    """The name an agent calls the tool by, which is also its id in the knowledge base."""
+    name = getattr(getattr(tool, "metadata", None), "name", None)
+    if not isinstance(name, str) or not name.strip():
+        raise InvalidToolError("<unnamed>", "metadata.name", "missing; every tool needs a name (ToolMetadata(name=...))")
+    return name.strip()
+
+
+class ToolNodeMapping(BaseObjectNodeMapping[BaseTool]):
+    """Tool id (= LlamaIndex tool name) -> live tool; thread-safe for concurrent reads and inserts."""
+
+    def __init__(self, objs: Iterable[Any] | None = None) -> None:
+        self._tools: dict[str, BaseTool] = {}
+        self._lock = threading.Lock()
+        for obj in objs or []:
+            self.add_object(obj)
+
+    @classmethod
+    def from_objects(cls, objs: Sequence[Any], *args: Any, **kwargs: Any) -> ToolNodeMapping:
+        return cls(objs)
+
+    def validate_object(self, obj: Any) -> None:
+        if not isinstance(obj, BaseTool):
+            raise InvalidToolError(type(obj).__name__, "tool", f"expected a LlamaIndex BaseTool, got {type(obj).__name__}")
+
+    def add_object(self, obj: Any) -> None:
+        self._add_object(as_tool(obj))
+
+    def _add_object(self, obj: BaseTool) -> None:
+        with self._lock:
+            self._tools[tool_name(obj)] = obj
+
+    @property
+    def obj_node_mapping(self) -> dict[str, BaseTool]:
+        with self._lock:
+            return dict(self._tools)
+
+    def names(self) -> list[str]:
+        with self._lock:
+            return list(self._tools)
+
+    def get(self, tool_id: str) -> BaseTool | None:
+        """The live tool for ``tool_id``, or None when none is attached."""
+        with self._lock:
+            return self._tools.get(tool_id)
+
+    def __contains__(self, tool_id: object) -> bool:
+        with self._lock:
+            return tool_id in self._tools
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._tools)
+
+    def to_node(self, obj: BaseTool) -> TextNode:
+        doc = tool_to_doc(obj)
+        return TextNode(
+            id_=doc.id, text=doc.card(), metadata={"name": doc.id, "tool_id": doc.id},
+            excluded_embed_metadata_keys=["name", "tool_id"], excluded_llm_metadata_keys=["name", "tool_id"],
+        )
+
+    def _from_node(self, node: BaseNode) -> BaseTool:
+        meta = node.metadata or {}
+        key = meta.get("tool_id") or meta.get("name") or node.node_id
+        tool = self.get(key)
+        if tool is None:
+            raise ToolNotFoundError(
+                f"the knowledge base returned tool {key!r} but no live LlamaIndex tool is attached for it; "
+                "pass it in objects= (from_objects / from_persist_dir) or insert_object() it"
+            )
+        return tool
+
+    def persist(self, persist_dir: str = "./storage", obj_node_mapping_fname: str = MANIFEST_FILE) -> None:
+        """Write the tool names as JSON; the tools themselves are re-attached on load."""
+        folder = Path(persist_dir)
+        folder.mkdir(parents=True, exist_ok=True)
+        payload = {"format": _FORMAT, "tools": sorted(self.names())}
+        tmp = folder / f".{obj_node_mapping_fname}.tmp"
+        tmp.write_text(json.dumps(payload, indent=1, ensure_ascii=False), encoding="utf-8")
+        tmp.replace(folder / obj_node_mapping_fname)
+
+    @classmethod
+    def from_persist_dir(
+        cls, persist_dir: str = "./storage", obj_node_mapping_fname: str = MANIFEST_FILE
+    ) -> ToolNodeMapping:
+        raise NotImplementedError(
+            "live tools cannot be loaded from disk; use ToolObjectIndex.from_persist_dir(persist_dir, objects=tools)"
+        )
+
+
+def read_manifest(persist_dir: str | Path, fname: str = MANIFEST_FILE) -> list[str]:
+    """The tool names :meth:`ToolNodeMapping.persist` wrote in ``persist_dir``."""
+    path = Path(persist_dir) / fname
+    try:
+        payload = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise KnowledgeBaseError(
+            f"no {fname} in {str(persist_dir)!r}: not a directory written by ToolObjectIndex.persist()"
+        ) from None
+    except (OSError, json.JSONDecodeError) as exc:
+        raise KnowledgeBaseError(f"cannot read {path}: {exc}") from exc
+    tools = payload.get("tools") if isinstance(payload, dict) else None
+    if payload.get("format") != _FORMAT or not isinstance(tools, list) or not all(isinstance(t, str) for t in tools):
+        raise KnowledgeBaseError(f"{path} is not a toolret LlamaIndex manifest (format {_FORMAT})")
+    return tools

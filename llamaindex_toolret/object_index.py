@@ -1,0 +1,297 @@
+"""``ToolObjectIndex``: LlamaIndex's ``ObjectIndex`` surface over a toolret knowledge base.
+
+Existing code keeps working with one changed import::
+
+    from llamaindex_toolret import ToolObjectIndex as ObjectIndex
+
+    obj_index = ObjectIndex.from_objects(tools)
+    agent = FunctionAgent(tool_retriever=obj_index.as_retriever(similarity_top_k=5), llm=llm)
+
+Differences from stock ``ObjectIndex``, each on purpose:
+
+* objects must be tools (``BaseTool`` or plain callables, wrapped into ``FunctionTool``);
+  ``from_node_fn``/``to_node_fn`` for arbitrary objects are refused with a clear error;
+* embeddings are toolret's packaged all-MiniLM-L6-v2 unless ``embedder=`` or ``embed_model=``
+  says otherwise (never ``Settings.embed_model``, so nothing calls a paid API by surprise);
+* without ``similarity_top_k`` a retriever returns 5 tools (stock: 2);
+* ``persist`` stores the tool mapping too (names as JSON), and ``from_persist_dir`` takes the
+  live tools and re-attaches them by name.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from llama_index.core.base.embeddings.base import BaseEmbedding
+from llama_index.core.objects.base_node_mapping import BaseObjectNodeMapping
+from llama_index.core.postprocessor.types import BaseNodePostprocessor
+from llama_index.core.tools import BaseTool
+from toolret import RetrievalConfig, ToolKnowledgeBase
+from toolret.errors import ConfigError, ToolNotFoundError
+
+from llamaindex_toolret.embedding import embedder_from_llamaindex
+from llamaindex_toolret.ingest import as_tool, tool_to_doc
+from llamaindex_toolret.mapping import MANIFEST_FILE, ToolNodeMapping, read_manifest
+from llamaindex_toolret.retrievers import ToolObjectRetriever, ToolRetriever
+
+__all__ = ["ToolObjectIndex"]
+
+logger = logging.getLogger("toolret")
+
+DEFAULT_PERSIST_DIR = "./storage"
+#: ``as_retriever``/``as_node_retriever`` options besides ``node_postprocessors``.
+_RETRIEVER_OPTIONS = frozenset({"similarity_top_k", "k", "config", "keep_used", "callback_manager", "verbose"})
+
+
+def _resolve_embedder(embedder: Any, embed_model: Any) -> Any:
+    if embed_model is None:
+        return embedder
+    if embedder is not None:
+        raise ConfigError("pass either embedder= (toolret) or embed_model= (LlamaIndex), not both")
+    if not isinstance(embed_model, BaseEmbedding):
+        raise ConfigError(f"embed_model must be a LlamaIndex BaseEmbedding, got {type(embed_model).__name__}")
+    return embedder_from_llamaindex(embed_model)
+
+
+def _refuse_custom_nodes(from_node_fn: Any, to_node_fn: Any, object_mapping: Any) -> None:
+    # Stock ObjectIndex uses the two functions only together and only without a mapping
+    # (so the classic ``from_objects(tools, mapping, VectorStoreIndex)`` call passes).
+    if object_mapping is None and from_node_fn is not None and to_node_fn is not None:
+        raise ConfigError(
+            "ToolObjectIndex indexes tools by their metadata; from_node_fn/to_node_fn are for arbitrary "
+            "objects; use llama_index.core.objects.ObjectIndex for those"
+        )
+    if object_mapping is not None and not isinstance(object_mapping, BaseObjectNodeMapping):
+        raise ConfigError(f"object_mapping must be a LlamaIndex object node mapping, got {type(object_mapping).__name__}")
+
+
+def _tools_of_mapping(mapping: Any) -> list[Any]:
+    """The tools held by a ToolNodeMapping or a stock Simple(Query)ToolNodeMapping."""
+    if isinstance(mapping, ToolNodeMapping):
+        return list(mapping.obj_node_mapping.values())
+    tools = getattr(mapping, "_tools", None)
+    if isinstance(tools, dict):
+        return list(tools.values())
+    raise ConfigError(
+        f"cannot read tools from a {type(mapping).__name__}; pass objects=[...] (the live tools) instead"
+    )
+
+
+class ToolObjectIndex:
+    """Tools indexed by toolret, with ``ObjectIndex``'s methods.
+
+    ``index`` / :attr:`knowledge_base` is the :class:`toolret.ToolKnowledgeBase`;
+    :attr:`object_node_mapping` maps tool names to the live tools.
+    """
+
+    def __init__(self, index: ToolKnowledgeBase, object_node_mapping: ToolNodeMapping) -> None:
+        if not isinstance(index, ToolKnowledgeBase):
+            raise ConfigError(f"index must be a toolret ToolKnowledgeBase, got {type(index).__name__}")
+        if not isinstance(object_node_mapping, ToolNodeMapping):
+            raise ConfigError(f"object_node_mapping must be a ToolNodeMapping, got {type(object_node_mapping).__name__}")
+        self._kb = index
+        self._mapping = object_node_mapping
+
+    @property
+    def index(self) -> ToolKnowledgeBase:
+        return self._kb
+
+    @property
+    def knowledge_base(self) -> ToolKnowledgeBase:
+        return self._kb
+
+    @property
+    def object_node_mapping(self) -> ToolNodeMapping:
+        return self._mapping
+
+    def __len__(self) -> int:
+        return len(self._kb)
+
+    def __repr__(self) -> str:
+        return f"ToolObjectIndex({len(self._mapping)} tools, {self._kb!r})"
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_objects(
+        cls,
+        objects: Sequence[Any],
+        object_mapping: BaseObjectNodeMapping | None = None,
+        from_node_fn: Any = None,
+        to_node_fn: Any = None,
+        index_cls: Any = None,
+        *,
+        path: str | os.PathLike[str] | None = None,
+        embedder: Any = None,
+        embed_model: BaseEmbedding | None = None,
+        config: RetrievalConfig | str | None = None,
+        llm: Any = None,
+        show_progress: bool = False,
+        **index_kwargs: Any,
+    ) -> ToolObjectIndex:
+        """Index ``objects`` (LlamaIndex tools or callables) in a new knowledge base.
+
+        ``path`` makes the knowledge base persistent from the start (in memory otherwise);
+        ``llm`` is a :class:`toolret.llm.LLM` (wrap a LlamaIndex LLM in
+        :class:`~llamaindex_toolret.LlamaIndexLLM`) for the ``full`` preset. ``object_mapping``
+        and ``index_cls`` are accepted for compatibility and ignored: toolret builds both.
+        """
+        _refuse_custom_nodes(from_node_fn, to_node_fn, object_mapping)
+        if index_kwargs:
+            logger.warning("ToolObjectIndex ignores VectorStoreIndex options: %s", ", ".join(sorted(index_kwargs)))
+        kb = ToolKnowledgeBase(path, embedder=_resolve_embedder(embedder, embed_model), config=config, llm=llm)
+        # sync: a knowledge base already at ``path`` ends up holding exactly ``objects``,
+        # and only tools new or changed since it was built are embedded.
+        return cls._attach(kb, objects, sync=True, progress=show_progress)
+
+    @classmethod
+    def from_objects_and_index(
+        cls,
+        objects: Sequence[Any],
+        index: ToolKnowledgeBase | str | os.PathLike[str],
+        object_mapping: BaseObjectNodeMapping | None = None,
+        from_node_fn: Any = None,
+        to_node_fn: Any = None,
+        *,
+        sync: bool = False,
+        **kb_kwargs: Any,
+    ) -> ToolObjectIndex:
+        """Attach ``objects`` to an existing knowledge base (an object, or a saved one's path).
+
+        Tools new or changed since indexing are embedded (only those); every tool of the
+        knowledge base needs a live object, else :class:`toolret.ToolNotFoundError` names the
+        missing ones. ``sync=True`` instead makes the knowledge base hold exactly ``objects``.
+        ``kb_kwargs`` (``embedder``, ``config``, ``llm``) open a knowledge base given by path.
+        """
+        _refuse_custom_nodes(from_node_fn, to_node_fn, object_mapping)
+        kb = index if isinstance(index, ToolKnowledgeBase) else ToolKnowledgeBase.load(index, **kb_kwargs)
+        return cls._attach(kb, objects, sync=sync, required=kb.ids)
+
+    @classmethod
+    def _attach(
+        cls,
+        kb: ToolKnowledgeBase,
+        objects: Iterable[Any],
+        *,
+        sync: bool = False,
+        required: Sequence[str] = (),
+        progress: bool = False,
+    ) -> ToolObjectIndex:
+        tools = [as_tool(obj) for obj in objects]
+        docs = [tool_to_doc(tool) for tool in tools]
+        names = {d.id for d in docs}
+        if not sync:
+            missing = [name for name in required if name not in names]
+            if missing:
+                shown = ", ".join(map(repr, missing[:10])) + (" ..." if len(missing) > 10 else "")
+                raise ToolNotFoundError(
+                    f"{len(missing)} indexed tool(s) have no live object: {shown}; pass them in objects= "
+                    "(or sync=True to drop them from the index)"
+                )
+            kb.add(docs, progress=progress)
+        else:
+            report = kb.sync(docs, progress=progress)
+            logger.debug("synced tools: %d added, %d updated, %d removed", len(report.added), len(report.updated),
+                        len(report.removed))
+        return cls(kb, ToolNodeMapping(tools))
+
+    # ------------------------------------------------------------------ writing
+    def insert_object(self, obj: Any) -> None:
+        """Index one more tool (or re-index a changed one with the same name)."""
+        tool = as_tool(obj)
+        doc = tool_to_doc(tool)
+        self._mapping.add_object(tool)
+        self._kb.add([doc])
+
+    def persist(self, persist_dir: str | os.PathLike[str] = DEFAULT_PERSIST_DIR,
+                obj_node_mapping_fname: str = MANIFEST_FILE) -> None:
+        """Save the knowledge base and the tool names in ``persist_dir``.
+
+        A knowledge base created with ``path=persist_dir`` is saved in place. Otherwise
+        ``persist_dir`` is made to hold exactly this index's tools, embedding those it does not
+        already hold (re-persisting to the same folder embeds only what changed); recorded
+        tool-use memory and fitted weights of an in-memory knowledge base are not copied.
+        """
+        target = Path(persist_dir)
+        if self._kb.path is not None and target.resolve() == self._kb.path.resolve():
+            self._kb.save()
+        else:
+            out = ToolKnowledgeBase(target, embedder=self._kb.embedder, config=self._kb.config)
+            out.sync(self._kb.docs())
+            out.save()
+        self._mapping.persist(str(target), obj_node_mapping_fname)
+
+    @classmethod
+    def from_persist_dir(
+        cls,
+        persist_dir: str | os.PathLike[str] = DEFAULT_PERSIST_DIR,
+        object_node_mapping: BaseObjectNodeMapping | None = None,
+        *,
+        objects: Sequence[Any] | None = None,
+        obj_node_mapping_fname: str = MANIFEST_FILE,
+        sync: bool = False,
+        embedder: Any = None,
+        embed_model: BaseEmbedding | None = None,
+        config: RetrievalConfig | str | None = None,
+        llm: Any = None,
+    ) -> ToolObjectIndex:
+        """Reopen a persisted index and re-attach the live tools by name.
+
+        The tools come from ``objects`` or from ``object_node_mapping`` (a ``ToolNodeMapping``
+        or stock ``SimpleToolNodeMapping``). Each persisted tool must be among them, else
+        :class:`toolret.ToolNotFoundError` lists the missing names; tools added or changed
+        since are embedded. ``sync=True`` drops persisted tools that are no longer given.
+        """
+        if objects is None and object_node_mapping is None:
+            raise ToolNotFoundError(
+                "live tools are not stored on disk: pass them, "
+                f"ToolObjectIndex.from_persist_dir({str(persist_dir)!r}, objects=tools)"
+            )
+        tools = list(objects) if objects is not None else _tools_of_mapping(object_node_mapping)
+        names = read_manifest(persist_dir, obj_node_mapping_fname)
+        kb = ToolKnowledgeBase.load(persist_dir, embedder=_resolve_embedder(embedder, embed_model), config=config,
+                                    llm=llm)
+        return cls._attach(kb, tools, sync=sync, required=names)
+
+    # ------------------------------------------------------------------ reading
+    def as_node_retriever(self, **kwargs: Any) -> ToolRetriever:
+        """A LlamaIndex ``BaseRetriever`` returning tool nodes (``similarity_top_k``/``k``, ``config``)."""
+        return ToolRetriever(self._kb, **_retriever_kwargs(kwargs, allow_keep_used=False))
+
+    def as_retriever(
+        self, node_postprocessors: list[BaseNodePostprocessor] | None = None, **kwargs: Any
+    ) -> ToolObjectRetriever:
+        """The ``tool_retriever`` for an agent: an ``ObjectRetriever`` returning live tools.
+
+        Options: ``similarity_top_k`` (or ``k``: an int or ``"auto"``; default 5), ``config``
+        (preset name or RetrievalConfig), ``keep_used`` (recently called tools kept on offer,
+        default 3), ``callback_manager``, ``verbose``. Other vector-retriever options
+        (``filters``...) have no meaning here and raise :class:`toolret.ConfigError`.
+        """
+        opts = _retriever_kwargs(kwargs, allow_keep_used=True)
+        keep_used = opts.pop("keep_used", 3)
+        return ToolObjectRetriever(ToolRetriever(self._kb, **opts), self._mapping, node_postprocessors,
+                                   keep_used=keep_used)
+
+    def tools(self) -> list[BaseTool]:
+        """Every live tool in the index."""
+        return list(self._mapping.obj_node_mapping.values())
+
+
+def _retriever_kwargs(kwargs: dict[str, Any], *, allow_keep_used: bool) -> dict[str, Any]:
+    allowed = _RETRIEVER_OPTIONS if allow_keep_used else _RETRIEVER_OPTIONS - {"keep_used"}
+    unknown = sorted(set(kwargs) - allowed)
+    if unknown:
+        raise ConfigError(
+            f"unsupported retriever option(s) {', '.join(unknown)}; toolret retrievers take {', '.join(sorted(allowed))}"
+        )
+    opts = dict(kwargs)
+    if "similarity_top_k" in opts:
+        top_k = opts.pop("similarity_top_k")
+        if "k" in opts and opts["k"] != top_k:
+            raise ConfigError("pass either similarity_top_k or k, not both")
+        opts["k"] = top_k
+    return opts
