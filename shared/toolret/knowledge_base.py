@@ -113,6 +113,7 @@ class ToolKnowledgeBase:
             embedder = stored_name
         self.embedder: Embedder = resolve_embedder(embedder)
         self._store.open(self.embedder.name)
+        self._generation = self._store.generation()  # read before the data: a later write re-triggers refresh
         self._snap = self._load_snapshot()
         self._history = HistorySnapshot.build(*self._store.read_history())
         self.learned: LearnedWeights | None = self._load_learned()
@@ -127,6 +128,22 @@ class ToolKnowledgeBase:
                 f"no toolret knowledge base at {str(folder)!r}; build one with `toolret index` or ToolKnowledgeBase(path).add(...)"
             )
         return cls(folder, **kwargs)
+
+    @classmethod
+    def connect(
+        cls, host: str = "127.0.0.1", port: int = 8000, *, ssl: bool = False,
+        headers: dict[str, str] | None = None, **kwargs: Any,
+    ) -> ToolKnowledgeBase:
+        """Open (or create) a knowledge base on a ChromaDB server (``chroma run``).
+
+        Many processes may connect to one registry: each searches its own in-memory snapshot
+        and sees other processes' writes after :meth:`refresh`. ``collection=`` names the
+        registry on the server (several can live side by side); other keyword arguments are
+        those of the constructor.
+        """
+        from toolret.store import http_client
+
+        return cls(client=http_client(host, port, ssl=ssl, headers=headers), **kwargs)
 
     @classmethod
     def from_tools(cls, tools: Iterable[Any], **kwargs: Any) -> ToolKnowledgeBase:
@@ -269,6 +286,7 @@ class ToolKnowledgeBase:
                 [self.embedder.embed([q for q, _ in clean[i : i + 512]]) for i in range(0, len(clean), 512)]
             )
             self._store.add_history(clean, vectors)
+            self._mark_written()
             seen = set(self._history.bundles)
             fresh = [(b, v) for b, v in zip(clean, vectors) if b not in seen and not seen.add(b)]  # type: ignore[func-returns-value]
             if fresh:
@@ -297,6 +315,7 @@ class ToolKnowledgeBase:
         weights = fit_weights(self._snap, self.embedder, self._history, pairs, config, max_queries=max_queries)
         with self._write_lock:
             self._store.put_meta("learned_weights", weights.model_dump_json())
+            self._mark_written()
             self.learned = weights
         return weights
 
@@ -320,6 +339,7 @@ class ToolKnowledgeBase:
         """Forget every recorded bundle."""
         with self._write_lock:
             self._store.clear_history()
+            self._mark_written()
             self._history = HistorySnapshot()
 
     @property
@@ -384,6 +404,8 @@ class ToolKnowledgeBase:
             changed = [d for d in new_docs if d.id not in docs or docs[d.id].content_hash != d.content_hash]
             fresh = self._embed_docs(changed, progress)
             self._store.upsert(changed, fresh)
+            if changed:
+                self._mark_written()
             for doc, v in zip(changed, fresh):
                 docs[doc.id] = doc
                 vecs[doc.id] = v
@@ -400,21 +422,30 @@ class ToolKnowledgeBase:
             if missing:
                 raise ToolNotFoundError(f"cannot remove unknown tool id(s): {', '.join(map(repr, missing[:5]))}")
             self._store.delete(ids)
+            self._mark_written()
             for t in ids:
                 docs.pop(t)
                 vecs.pop(t)
                 self._live.pop(t, None)
             self._rebuild(list(docs.values()), [vecs[i] for i in docs])
 
-    def sync(self, tools: Iterable[Any], *, progress: bool = False) -> SyncReport:
+    def sync(self, tools: Iterable[Any], *, progress: bool = False, prefix: str | None = None) -> SyncReport:
         """Make the knowledge base hold exactly ``tools``: add new, update changed, remove gone.
 
-        Only added or changed tools are embedded (compared by content hash).
+        Only added or changed tools are embedded (compared by content hash). With ``prefix``,
+        only tools whose id starts with it are managed: the others stay as they are, and
+        every given tool must carry the prefix. That is how one source (an MCP server, an
+        API) is synced into a registry it shares with others.
         """
         new_docs, live = self._to_docs(tools)
+        if prefix is not None:
+            stray = [d.id for d in new_docs if not d.id.startswith(prefix)]
+            if stray:
+                raise InvalidToolError(stray[0], "id", f"sync(prefix={prefix!r}) was given a tool outside that prefix")
         with self._write_lock:
             docs, vecs = self._current()
-            wanted = {d.id: d for d in new_docs}
+            kept = [d for t, d in docs.items() if prefix is not None and not t.startswith(prefix)]
+            wanted = {d.id: d for d in [*kept, *new_docs]}
             added = [d for d in new_docs if d.id not in docs]
             updated = [d for d in new_docs if d.id in docs and docs[d.id].content_hash != d.content_hash]
             removed = [t for t in docs if t not in wanted]
@@ -423,6 +454,8 @@ class ToolKnowledgeBase:
             self._store.upsert(changed, fresh)
             if removed:
                 self._store.delete(removed)
+            if changed or removed:
+                self._mark_written()
             for doc, v in zip(changed, fresh):
                 vecs[doc.id] = v
             self._live = {t: o for t, o in self._live.items() if t in wanted}
@@ -432,6 +465,40 @@ class ToolKnowledgeBase:
             added=[d.id for d in added], updated=[d.id for d in updated], removed=removed,
             unchanged=len(new_docs) - len(changed),
         )
+
+    def refresh(self) -> SyncReport:
+        """Take in what other processes wrote to this knowledge base since it was opened.
+
+        For a registry shared on a ChromaDB server: searches run on this process's snapshot
+        and never see another process's writes on their own; ``refresh()`` does, by
+        difference (only new or changed tools are read, nothing is re-embedded). It is cheap
+        when nothing changed (one read of the change marker), so call it on a timer or when
+        told of a change. Returns what changed, as :meth:`sync` does.
+        """
+        from toolret.refresh import read_changes
+
+        with self._write_lock:
+            generation = self._store.generation()
+            if generation is not None and generation == self._generation:
+                return SyncReport(added=[], updated=[], removed=[], unchanged=len(self._snap))
+            changes = read_changes(self._store, self._snap)
+            if changes.changed:
+                self._rebuild(changes.docs, changes.vectors)
+                self._live = {t: o for t, o in self._live.items() if t in self._snap.index_of}
+            self._history = HistorySnapshot.build(*self._store.read_history())
+            self.learned = self._load_learned()
+            self._generation = generation if changes.consistent else None
+        return SyncReport(
+            added=changes.added, updated=changes.updated, removed=changes.removed,
+            unchanged=len(changes.docs) - len(changes.added) - len(changes.updated),
+        )
+
+    def _mark_written(self) -> None:
+        """Publish a new change marker after a write (readers' ``refresh`` looks for it)."""
+        before = self._store.generation()
+        marker = self._store.bump_generation()
+        # Another writer got in since our last look: our snapshot may lack its change.
+        self._generation = marker if before == self._generation else None
 
     def save(self) -> None:
         """Write the lexical indexes and manifest beside the ChromaDB data (atomically).

@@ -25,7 +25,7 @@ import numpy as np
 from toolret.documents import ToolDoc
 from toolret.errors import InvalidToolError, KnowledgeBaseError, ModelMismatchError
 
-__all__ = ["FORMAT_VERSION", "ChromaStore", "StoredTool", "field_record_id"]
+__all__ = ["FORMAT_VERSION", "ChromaStore", "StoredTool", "field_record_id", "http_client"]
 
 logger = logging.getLogger("toolret")
 
@@ -48,6 +48,28 @@ def _settings() -> Any:
     from chromadb.config import Settings
 
     return Settings(anonymized_telemetry=False, allow_reset=False)
+
+
+def http_client(
+    host: str = "127.0.0.1", port: int = 8000, *, ssl: bool = False, headers: dict[str, str] | None = None
+) -> Any:
+    """A ChromaDB ``HttpClient`` for a server (``chroma run``), checked with a heartbeat.
+
+    An unreachable server raises :class:`KnowledgeBaseError` naming the address, instead of
+    failing later on the first read.
+    """
+    import chromadb
+
+    try:
+        client = chromadb.HttpClient(host=host, port=port, ssl=ssl, headers=headers, settings=_settings())
+        client.heartbeat()
+    except Exception as exc:  # connection errors come in many types
+        scheme = "https" if ssl else "http"
+        raise KnowledgeBaseError(
+            f"no ChromaDB server answers at {scheme}://{host}:{port} ({exc}); start one with "
+            f"`chroma run --path DIR --host {host} --port {port}`"
+        ) from exc
+    return client
 
 
 class ChromaStore:
@@ -194,7 +216,50 @@ class ChromaStore:
         matrix = np.stack(vectors) if vectors else np.zeros((0, 0), dtype=np.float32)
         return bundles, matrix
 
+    # ------------------------------------------------------------------ change marker
+    def bump_generation(self) -> str:
+        """Record that the registry changed; readers compare it in ``refresh()``.
+
+        Written after the data, so a reader that sees a new generation sees the data too.
+        """
+        marker = uuid.uuid4().hex
+        self.put_meta("generation", marker)
+        return marker
+
+    def generation(self) -> str | None:
+        """The last write's marker, or None for a knowledge base written before markers existed."""
+        return self.get_meta("generation")
+
     # ------------------------------------------------------------------ reads
+    def read_index(self) -> dict[str, str]:
+        """Every stored tool id with its content hash (metadata only: no documents, no vectors)."""
+        return {rid: str((meta or {}).get("hash", "")) for rid, _e, _d, meta in self._read(self._tools, ["metadatas"])}
+
+    def read_tools(self, tool_ids: Sequence[str]) -> list[StoredTool]:
+        """The stored tools among ``tool_ids`` with their field vectors (missing ids are skipped)."""
+        ids = list(tool_ids)
+        docs: dict[str, ToolDoc] = {}
+        vectors: dict[str, dict[str, np.ndarray]] = {}
+        hashes: dict[str, dict[str, str]] = {}
+        for part in self._batches(len(ids)):
+            got = self._tools.get(ids=ids[part], include=["documents"])
+            for rid, document in zip(got["ids"], got.get("documents") or []):
+                try:
+                    docs[rid] = ToolDoc.model_validate(json.loads(document))
+                except (json.JSONDecodeError, TypeError, InvalidToolError) as exc:
+                    raise KnowledgeBaseError(f"stored tool {rid!r} in {self.name!r} is corrupt ({exc})") from exc
+                vectors[rid], hashes[rid] = {}, {}
+        f_ids = [field_record_id(t, f) for t in docs for f in ("description", "parameters", "response", "examples")]
+        for part in self._batches(len(f_ids)):
+            got = self._fields.get(ids=f_ids[part], include=["embeddings", "metadatas"])
+            embeddings = got.get("embeddings")
+            for i, meta in enumerate(got.get("metadatas") or []):
+                tid = (meta or {}).get("tool_id")
+                if tid in docs and embeddings is not None:
+                    vectors[tid][meta["field"]] = np.asarray(embeddings[i], dtype=np.float32)
+                    hashes[tid][meta["field"]] = str(meta.get("hash", ""))
+        return [StoredTool(docs[t], vectors[t], hashes[t]) for t in sorted(docs)]
+
     def _read(self, collection: Any, include: list[str]) -> Iterator[tuple[str, Any, Any, Any]]:
         total = collection.count()
         page = 5000
