@@ -22,6 +22,8 @@ __all__ = ["PRESETS", "FieldWeights", "LearnedWeights", "PenaltyConfig", "Preset
 
 PresetName = Literal["fast", "balanced", "full"]
 PRESETS: tuple[PresetName, ...] = ("fast", "balanced", "full")
+#: Offline reflection rounds of the balanced preset (see docs/method.md for the measurement).
+BALANCED_REFLECT_ROUNDS = 1
 
 
 class FieldWeights(BaseModel):
@@ -83,9 +85,11 @@ class RetrievalConfig(BaseModel):
     """How a search runs. Use :meth:`preset` and override fields with ``model_copy``.
 
     ``fast``: hybrid multi-field retrieval with MFTR scoring. ``balanced``: + the offline
-    query planner and per-sub-task fusion. ``full``: the LLM planner (rewrite, sub-tasks,
-    variants, field-aligned queries) when the knowledge base has an LLM, else ``balanced``
-    (the trace says so); LLM reranking and reflection are not built yet.
+    query planner, per-sub-task fusion, tool-use memory and fitted weights when the knowledge
+    base has them, a cross-encoder rerank when ``cross_encoder`` is set, and offline
+    self-reflection. ``full``: + the LLM planner (rewrite, sub-tasks, variants, field-aligned
+    queries), LLM listwise reranking and the LLM coverage judge; without an LLM each of those
+    steps runs its offline path and the trace says so.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -123,6 +127,30 @@ class RetrievalConfig(BaseModel):
     history_neighbors: int = Field(default=10, ge=1, description="Past requests consulted per query.")
     use_learned: bool = Field(default=False, description="Score with the knowledge base's fitted weights when it has them.")
     learned: LearnedWeights | None = Field(default=None, description="Set by the knowledge base from its fit.")
+    reranker: Literal["none", "cross_encoder", "llm"] = Field(
+        default="none",
+        description="Post-retrieval rerank of the top candidates: 'cross_encoder' uses cross_encoder when set "
+        "(else skipped); 'llm' asks the knowledge base's LLM (falling back to the cross-encoder, else none).",
+    )
+    cross_encoder: str | None = Field(
+        default=None, description="A sentence-transformers CrossEncoder name or local path (no default model ships)."
+    )
+    rerank_mode: Literal["listwise", "pointwise"] = Field(default="listwise", description="How the LLM reranker asks.")
+    rerank_top_n: int = Field(default=10, ge=1, le=200, description="Candidates the reranker reads.")
+    rerank_weight: float = Field(
+        default=1.0, ge=0, le=1, description="Cross-encoder share of the reranked score; the rest is MFTR."
+    )
+    drop_irrelevant: bool = Field(default=True, description="The LLM reranker may drop tools it marks irrelevant.")
+    reflect_rounds: int = Field(
+        default=0, ge=0, le=5,
+        description="Self-reflection rounds: re-query sub-tasks no selected tool covers (0 turns it off).",
+    )
+    reflect_judge: Literal["offline", "llm"] = Field(
+        default="offline", description="Who judges coverage: the score threshold, or the LLM (offline without one)."
+    )
+    coverage_threshold: float = Field(
+        default=0.4, ge=0, le=1, description="Offline coverage: a sub-task is covered by a tool scoring at least this."
+    )
     auto_margin: float = Field(
         default=0.08, ge=0,
         description="k='auto' keeps tools scoring within this margin of the best (per sub-task).",
@@ -143,7 +171,11 @@ class RetrievalConfig(BaseModel):
             raise ConfigError(f"unknown preset {name!r}; choose one of {', '.join(PRESETS)}")
         if name == "fast":
             return cls(name=name)
-        return cls(name=name, planner="offline" if name == "balanced" else "llm", history_weight=0.5, use_learned=True)
+        if name == "balanced":
+            return cls(name=name, planner="offline", history_weight=0.5, use_learned=True,
+                       reranker="cross_encoder", reflect_rounds=BALANCED_REFLECT_ROUNDS)
+        return cls(name=name, planner="llm", history_weight=0.5, use_learned=True,
+                   reranker="llm", reflect_rounds=2, reflect_judge="llm")
 
     @classmethod
     def resolve(cls, value: RetrievalConfig | str | None, default: RetrievalConfig | None = None) -> RetrievalConfig:

@@ -25,7 +25,6 @@ import logging
 import os
 import shutil
 import threading
-import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -39,9 +38,17 @@ from toolret.embedding import Embedder, resolve_embedder
 from toolret.errors import InvalidToolError, KnowledgeBaseError, ToolNotFoundError
 from toolret.history import HistorySnapshot
 from toolret.lexical import LexicalIndex
-from toolret.pipeline import run_search, validate_query
-from toolret.results import SearchResult, TraceStep
-from toolret.selection import select_auto
+from toolret.pipeline import (
+    SearchState,
+    finish_search,
+    stage_fuse,
+    stage_plan,
+    stage_reflect,
+    stage_rerank,
+    stage_retrieve,
+    validate_query,
+)
+from toolret.results import SearchResult
 from toolret.snapshot import Snapshot, build_snapshot
 from toolret.store import FORMAT_VERSION, ChromaStore
 
@@ -100,6 +107,8 @@ class ToolKnowledgeBase:
         self.llm = llm
         self.config = RetrievalConfig.resolve(config)
         self._write_lock = threading.RLock()
+        self._lock = threading.Lock()
+        self._rerankers: dict[tuple[str, int, float], Any] = {}
         self._live: dict[str, Any] = {}
         if self.path is not None:
             self.path.mkdir(parents=True, exist_ok=True)
@@ -234,20 +243,48 @@ class ToolKnowledgeBase:
         ``k="auto"`` returns a precise set instead: the tools within ``config.auto_margin``
         of the best score (per sub-task), at most ``config.auto_max_k``.
         """
+        return finish_search(self._drive(self.begin_search(query, k, config=config)))
+
+    def begin_search(
+        self, query: str, k: int | Literal["auto"] = 5, *, config: RetrievalConfig | str | None = None
+    ) -> SearchState:
+        """A validated, not yet run search, for driving :mod:`toolret.pipeline`'s stages one by one.
+
+        :meth:`search` is ``finish_search`` of every stage run in order on this state; the
+        LangGraph subgraph of ``langchain_toolret`` runs the same stages as graph nodes.
+        """
         cfg = RetrievalConfig.resolve(config, self.config)
         if cfg.use_learned and self.learned is not None and cfg.learned is None:
             cfg = cfg.model_copy(update={"learned": self.learned})
         text = validate_query(query, k, cfg)
-        if k != "auto":
-            return run_search(self._snap, self.embedder, text, int(k), cfg, llm=self.llm, history=self._history)
-        result = run_search(self._snap, self.embedder, text, cfg.auto_max_k, cfg, llm=self.llm, history=self._history)
-        start = time.perf_counter()
-        chosen = select_auto(result.tools, margin=cfg.auto_margin, max_k=cfg.auto_max_k)
-        step = TraceStep(
-            stage="auto_k", path="offline", ms=(time.perf_counter() - start) * 1000,
-            note=f"kept {len(chosen)} of {len(result.tools)} (margin {cfg.auto_margin})",
+        auto = k == "auto"
+        return SearchState(
+            snap=self._snap, embedder=self.embedder, query=text, k=cfg.auto_max_k if auto else int(k),
+            config=cfg, llm=self.llm, history=self._history, cross_encoder=self._cross_encoder(cfg), auto=auto,
         )
-        return result.model_copy(update={"tools": chosen, "trace": [*result.trace, step]})
+
+    @staticmethod
+    def _drive(state: SearchState) -> SearchState:
+        stage_plan(state)
+        stage_retrieve(state)
+        stage_fuse(state)
+        stage_rerank(state)
+        while stage_reflect(state):
+            stage_retrieve(state)
+        return state
+
+    def _cross_encoder(self, cfg: RetrievalConfig) -> Any:
+        """The configured cross-encoder reranker, loaded once per knowledge base (None when unset)."""
+        if cfg.reranker == "none" or not cfg.cross_encoder:
+            return None
+        key = (cfg.cross_encoder, cfg.rerank_top_n, cfg.rerank_weight)
+        with self._lock:
+            if key not in self._rerankers:
+                from toolret.rerank import CrossEncoderReranker
+
+                self._rerankers[key] = CrossEncoderReranker(cfg.cross_encoder, top_n=cfg.rerank_top_n,
+                                                            weight=cfg.rerank_weight)
+            return self._rerankers[key]
 
     async def asearch(
         self, query: str, k: int | Literal["auto"] = 5, *, config: RetrievalConfig | str | None = None

@@ -1,32 +1,68 @@
 """One search, stage by stage, over a knowledge-base snapshot.
 
-Stages (each recorded in the trace with its path and milliseconds):
+Stages (each recorded in the trace with its path and milliseconds), each a public function over
+one mutable :class:`SearchState` so that a caller can drive them itself (the LangGraph subgraph
+of :mod:`langchain_toolret` does) and get exactly what :func:`run_search` gets:
 
-``plan`` (balanced/full: offline or LLM query planning) -> ``embed_query`` (one batched call
-for every text the plan needs) -> ``candidates`` + ``mftr`` (per query text:
-:func:`toolret.ranking.rank_query`) -> ``fuse`` (variants of a sub-task by reciprocal rank
-fusion, then sub-tasks by per-sub-task budgets) or ``select`` (a single query: its top k).
+:func:`stage_plan` (balanced/full: offline or LLM query planning) -> :func:`stage_retrieve`
+(``embed_query``: one batched call for every text the plan needs; ``candidates`` + ``mftr`` per
+query text, :func:`toolret.ranking.rank_query`) -> :func:`stage_fuse` (variants of a sub-task by
+reciprocal rank fusion, then sub-tasks by per-sub-task budgets; or ``select``: a single query's
+top list) -> :func:`stage_rerank` (cross-encoder or LLM, :mod:`toolret.rerank`) ->
+:func:`stage_reflect` (is every sub-task covered? if not, :func:`stage_retrieve` re-queries the
+uncovered ones, :mod:`toolret.reflection`; at most ``reflect_rounds`` rounds) ->
+:func:`finish_search` (the top k, or ``k="auto"``'s precise set).
+
+Example:
+    >>> from toolret import ToolKnowledgeBase
+    >>> kb = ToolKnowledgeBase.from_tools([{"name": "get_weather", "description": "Weather for a city"}])
+    >>> state = kb.begin_search("weather in Paris", k=1, config="balanced")
+    >>> stage_plan(state); stage_retrieve(state); stage_fuse(state); stage_rerank(state)
+    >>> while stage_reflect(state):
+    ...     stage_retrieve(state)
+    >>> finish_search(state).ids
+    ['get_weather']
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, TypeVar
 
-from toolret.config import RetrievalConfig
+from toolret.config import BALANCED_REFLECT_ROUNDS, RetrievalConfig
 from toolret.embedding import Embedder
 from toolret.errors import QueryError
 from toolret.fusion import budgeted_merge, reciprocal_rank_fusion
 from toolret.history import HistorySnapshot
 from toolret.planning import FieldQueries, QueryPlan, plan_offline
 from toolret.ranking import rank_query
-from toolret.results import ScoredTool, SearchResult, TraceStep
+from toolret.reflection import (
+    Coverage,
+    LLMCoverageJudge,
+    fill_uncovered,
+    judge_coverage,
+    offline_rewrite,
+)
+from toolret.rerank import LLMReranker
+from toolret.results import ScoredTool, SearchResult, StagePath, TraceStep
 from toolret.scoring import CandidateScore
+from toolret.selection import select_auto
 from toolret.snapshot import Snapshot
 
-__all__ = ["run_search", "validate_query"]
+__all__ = [
+    "SearchState",
+    "finish_search",
+    "run_search",
+    "stage_fuse",
+    "stage_plan",
+    "stage_reflect",
+    "stage_rerank",
+    "stage_retrieve",
+    "validate_query",
+]
 
 T = TypeVar("T")
 
@@ -130,6 +166,46 @@ def _history_for(
     return {snap.index_of[t]: s for t, s in scores.items() if t in snap.index_of} or None
 
 
+@dataclass
+class SearchState:
+    """Everything one search has produced so far; the stage functions read and extend it.
+
+    Build it with ``ToolKnowledgeBase.begin_search`` (which validates the query and resolves the
+    config). ``k`` is the number of tools to return; with ``auto=True`` it is the most that
+    ``k="auto"`` may keep. ``tools`` holds the current selection, best first.
+    """
+
+    snap: Snapshot
+    embedder: Embedder
+    query: str
+    k: int
+    config: RetrievalConfig
+    llm: Any = None
+    history: HistorySnapshot | None = None
+    cross_encoder: Any = None
+    auto: bool = False
+    trace: list[TraceStep] = field(default_factory=list)
+    plan: QueryPlan | None = None
+    jobs: list[_Job] = field(default_factory=list)
+    rankings: list[tuple[list[CandidateScore], int, int]] = field(default_factory=list)
+    tools: list[ScoredTool] = field(default_factory=list)
+    reflect_round: int = 0
+    pending: Coverage | None = None
+    requery_cache: dict[str, list[ScoredTool]] = field(default_factory=dict)
+    #: Each sub-task's own fused ranking (by sub-task index), kept for reflection's re-queries.
+    subtask_lists: dict[int, list[ScoredTool]] = field(default_factory=dict)
+
+    @property
+    def depth(self) -> int:
+        """How many tools fusion keeps: k, or more when a reranker will read further down."""
+        return max(self.k, self.config.rerank_top_n) if self.config.reranker != "none" else self.k
+
+    @property
+    def requerying(self) -> bool:
+        """True when reflection found uncovered sub-tasks that :func:`stage_retrieve` must re-query."""
+        return self.pending is not None
+
+
 def run_search(
     snap: Snapshot,
     embedder: Embedder,
@@ -139,44 +215,184 @@ def run_search(
     *,
     llm: Any = None,
     history: HistorySnapshot | None = None,
+    cross_encoder: Any = None,
+    auto: bool = False,
 ) -> SearchResult:
     """Search one snapshot; the caller has validated ``query`` and ``k``.
 
     Without a planner: one MFTR ranking of the query. With a plan of several sub-tasks (or
     any LLM plan): one ranking for the whole request and one per sub-task variant; variants
     are fused by RRF and sub-tasks merged with a share of the k slots each (:mod:`toolret.fusion`).
+    Then the optional rerank and reflection stages, then the final cut.
     """
-    trace: list[TraceStep] = []
+    state = SearchState(snap=snap, embedder=embedder, query=query, k=k, config=config, llm=llm,
+                        history=history, cross_encoder=cross_encoder, auto=auto)
+    stage_plan(state)
+    stage_retrieve(state)
+    stage_fuse(state)
+    stage_rerank(state)
+    while stage_reflect(state):
+        stage_retrieve(state)
+    return finish_search(state)
+
+
+def stage_plan(state: SearchState) -> None:
+    """Plan the query (none, offline or LLM per ``config.planner``) and list the rankings to run."""
+    if len(state.snap) == 0:
+        return
+    state.plan = _plan(state.query, state.config, state.llm, state.trace)
+    state.jobs = _jobs(state.query, state.plan)
+
+
+def stage_retrieve(state: SearchState) -> None:
+    """Rank every planned query text; during reflection, re-query the uncovered sub-tasks instead."""
+    if state.requerying:
+        _requery(state)
+        return
+    snap, config = state.snap, state.config
     if len(snap) == 0:
-        trace.append(TraceStep(stage="candidates", path="skipped", ms=0.0, note="knowledge base is empty"))
-        return SearchResult(query=query, tools=[], trace=trace)
-
-    plan = _plan(query, config, llm, trace)
-    jobs = _jobs(query, plan)
-    field_texts = [_field_texts(job.fields) for job in jobs]
-    texts = list(dict.fromkeys([job.text for job in jobs] + [t for ft in field_texts for t in ft.values()]))
-    vectors = _timed(trace, "embed_query", lambda: embedder.embed(texts), note=f"{len(texts)} text(s), {embedder.name}")
+        state.trace.append(TraceStep(stage="candidates", path="skipped", ms=0.0, note="knowledge base is empty"))
+        return
+    if not state.jobs:
+        state.jobs = _jobs(state.query, state.plan)
+    field_texts = [_field_texts(job.fields) for job in state.jobs]
+    texts = list(dict.fromkeys([job.text for job in state.jobs] + [t for ft in field_texts for t in ft.values()]))
+    vectors = _timed(state.trace, "embed_query", lambda: state.embedder.embed(texts),
+                     note=f"{len(texts)} text(s), {state.embedder.name}")
     vec_of = {text: vectors[i] for i, text in enumerate(texts)}
-
     start = time.perf_counter()
-    rankings = [
+    state.rankings = [
         rank_query(snap, job.text, vec_of[job.text], config,
                    {f: (t, vec_of[t]) for f, t in ft.items()} or None,
-                   _history_for(snap, history, vec_of[job.text], config))
-        for job, ft in zip(jobs, field_texts)
+                   _history_for(snap, state.history, vec_of[job.text], config))
+        for job, ft in zip(state.jobs, field_texts)
     ]
     elapsed = (time.perf_counter() - start) * 1000
-    trace.append(TraceStep(stage="candidates", path="offline", ms=elapsed / 2,
-                           note=f"{max(r[1] for r in rankings)} of {len(snap)} tools, {len(jobs)} ranking(s)"))
-    trace.append(TraceStep(stage="mftr", path="offline", ms=elapsed / 2,
-                           note=f"{rankings[0][2]} argument value(s) spotted"))
+    state.trace.append(TraceStep(stage="candidates", path="offline", ms=elapsed / 2,
+                                 note=f"{max(r[1] for r in state.rankings)} of {len(snap)} tools, "
+                                      f"{len(state.jobs)} ranking(s)"))
+    state.trace.append(TraceStep(stage="mftr", path="offline", ms=elapsed / 2,
+                                 note=f"{state.rankings[0][2]} argument value(s) spotted"))
 
-    if len(rankings) == 1:
-        tools = _timed(trace, "select", lambda: [_scored(snap, c) for c in rankings[0][0][:k]], note=f"top {k}")
-        return SearchResult(query=query, tools=tools, trace=trace, plan=plan)
-    assert plan is not None
-    tools = _timed(trace, "fuse", lambda: _fuse(snap, plan, jobs, rankings, k, config))
-    return SearchResult(query=query, tools=tools, trace=trace, plan=plan)
+
+def stage_fuse(state: SearchState) -> None:
+    """Turn the rankings into one list of ``state.depth`` tools (``select`` for a single ranking)."""
+    if not state.rankings:
+        return
+    depth, snap = state.depth, state.snap
+    if len(state.rankings) == 1:
+        state.tools = _timed(state.trace, "select", lambda: [_scored(snap, c) for c in state.rankings[0][0][:depth]],
+                             note=f"top {depth}")
+        return
+    assert state.plan is not None
+    plan, jobs, rankings = state.plan, state.jobs, state.rankings
+    state.tools, state.subtask_lists = _timed(state.trace, "fuse",
+                                              lambda: _fuse(snap, plan, jobs, rankings, depth, state.config))
+
+
+def stage_rerank(state: SearchState) -> None:
+    """Rerank the head of the list per ``config.reranker``; the selection is then cut to k."""
+    config = state.config
+    reranker: Any = None
+    why = ""
+    if config.reranker == "llm" and state.llm is not None:
+        reranker = LLMReranker(state.llm, top_n=config.rerank_top_n, mode=config.rerank_mode,
+                               drop_irrelevant=config.drop_irrelevant)
+    elif config.reranker != "none":
+        reranker = state.cross_encoder
+        if config.reranker == "llm":
+            why = "no LLM configured: " + ("cross-encoder instead" if reranker is not None else "MFTR order kept")
+        elif reranker is None:
+            why = "no cross-encoder configured (RetrievalConfig.cross_encoder): MFTR order kept"
+    if reranker is None:
+        if config.reranker != "none":
+            path: StagePath = "fallback" if config.reranker == "llm" else "skipped"
+            state.trace.append(TraceStep(stage="rerank", path=path, ms=0.0, note=why))
+        state.tools = state.tools[: state.k]
+        return
+    docs = {t.id: state.snap.docs[state.snap.index_of[t.id]] for t in state.tools if t.id in state.snap.index_of}
+    tools, step = reranker.rerank(state.query, state.tools, docs, timeout=config.llm_timeout)
+    if why:
+        step = step.model_copy(update={"path": "fallback", "note": f"{why}; {step.note}"})
+    state.trace.append(step)
+    known = state.snap.index_of
+    state.tools = [t for t in tools if t.id in known][: state.k]
+
+
+def stage_reflect(state: SearchState) -> bool:
+    """Judge sub-task coverage; True when :func:`stage_retrieve` must re-query (bounded by reflect_rounds)."""
+    config, plan = state.config, state.plan
+    if config.reflect_rounds < 1 or plan is None or not plan.subtasks or not state.tools \
+            or state.reflect_round >= _reflect_rounds(state):
+        return False
+    state.reflect_round += 1
+    start = time.perf_counter()
+    judge = None
+    note = ""
+    if config.reflect_judge == "llm":
+        if state.llm is not None:
+            docs = {t.id: state.snap.docs[state.snap.index_of[t.id]] for t in state.tools}
+            judge = partial(LLMCoverageJudge(state.llm).judge, docs=docs, timeout=config.llm_timeout)
+        else:
+            note = "; no LLM configured: offline coverage"
+    coverage, path, extra = judge_coverage(plan, state.tools, judge=judge, threshold=config.coverage_threshold)
+    if note:
+        path = "fallback"
+    state.pending = coverage if coverage.uncovered else None
+    state.trace.append(TraceStep(
+        stage="reflect", path=path, ms=(time.perf_counter() - start) * 1000,
+        note=f"round {state.reflect_round}: {len(coverage.uncovered)} of {len(plan.subtasks)} sub-task(s) "
+             f"uncovered{extra}{note}",
+    ))
+    return state.pending is not None
+
+
+def _reflect_rounds(state: SearchState) -> int:
+    """Rounds allowed: an LLM judge that is not there leaves the balanced preset's offline rounds."""
+    rounds = state.config.reflect_rounds
+    if state.config.reflect_judge == "llm" and state.llm is None:
+        return min(rounds, BALANCED_REFLECT_ROUNDS)
+    return rounds
+
+
+def _requery(state: SearchState) -> None:
+    assert state.plan is not None and state.pending is not None
+    start = time.perf_counter()
+    for index in state.pending.uncovered:
+        # Offline, the re-query of a sub-task is its own wording: its fused ranking is already at
+        # hand, so reflection reads further down it instead of searching again.
+        if index not in state.pending.rewrites and index in state.subtask_lists:
+            state.requery_cache.setdefault(offline_rewrite(state.plan.subtasks[index].text),
+                                           state.subtask_lists[index])
+    added, failed = fill_uncovered(state.plan, state.tools, state.pending, search_fn=partial(_plain_search, state),
+                                   k=state.k, cache=state.requery_cache)
+    n = len(state.pending.uncovered)
+    state.pending = None
+    state.trace.append(TraceStep(
+        stage="requery", path="offline", ms=(time.perf_counter() - start) * 1000,
+        note=f"round {state.reflect_round}: {n} sub-task(s) re-queried, added {len(added)}"
+             + (f" ({', '.join(added)})" if added else "") + failed,
+    ))
+
+
+def _plain_search(state: SearchState, text: str, n: int) -> list[ScoredTool]:
+    """One unplanned MFTR ranking of ``text``: the re-query of an uncovered sub-task."""
+    qvec = state.embedder.embed([text])[0]
+    ranked, _, _ = rank_query(state.snap, text, qvec, state.config, None,
+                              _history_for(state.snap, state.history, qvec, state.config))
+    return [_scored(state.snap, c) for c in ranked[:n]]
+
+
+def finish_search(state: SearchState) -> SearchResult:
+    """The result: the top k tools, or with ``auto`` the precise set of :func:`toolret.selection.select_auto`."""
+    tools = state.tools[: state.k]
+    if state.auto:
+        start = time.perf_counter()
+        chosen = select_auto(tools, margin=state.config.auto_margin, max_k=state.config.auto_max_k)
+        state.trace.append(TraceStep(stage="auto_k", path="offline", ms=(time.perf_counter() - start) * 1000,
+                                     note=f"kept {len(chosen)} of {len(tools)} (margin {state.config.auto_margin})"))
+        tools = chosen
+    return SearchResult(query=state.query, tools=tools, trace=list(state.trace), plan=state.plan)
 
 
 def _fuse(
@@ -186,8 +402,11 @@ def _fuse(
     rankings: list[tuple[list[CandidateScore], int, int]],
     k: int,
     config: RetrievalConfig,
-) -> list[ScoredTool]:
-    """RRF over each sub-task's variants, then per-sub-task budgets over the fused lists."""
+) -> tuple[list[ScoredTool], dict[int, list[ScoredTool]]]:
+    """RRF over each sub-task's variants, then per-sub-task budgets over the fused lists.
+
+    Returns the merged list and each sub-task's own fused list (reflection re-reads those).
+    """
     depth = max(k, 20)
     groups: dict[int | None, list[list[CandidateScore]]] = {}
     for job, ranking in zip(jobs, rankings):
@@ -219,4 +438,6 @@ def _fuse(
         group = order[position]
         subtask = plan.subtasks[group].text if group is not None else None
         out.append(_scored(snap, best[position][index], subtask))
-    return out
+    own = {group: [_scored(snap, best[n][snap.index_of[t]]) for t in lists[n]]
+           for n, group in enumerate(order) if group is not None}
+    return out, own

@@ -50,6 +50,8 @@ __all__ = [
     "CoverageJudgment",
     "LLMCoverageJudge",
     "coverage_offline",
+    "fill_uncovered",
+    "judge_coverage",
     "offline_rewrite",
     "reflect",
 ]
@@ -278,32 +280,56 @@ def reflect(
     steps: list[TraceStep] = []
     for round_no in range(1, max_rounds + 1):
         start = time.perf_counter()
-        path: StagePath = "offline"
-        extra = ""
-        if judge is None:
-            coverage = Coverage(uncovered=coverage_offline(plan, selected, threshold=threshold))
-        else:
-            coverage, judged = judge(plan, selected, threshold=threshold)
-            path = judged.path if judged.path != "skipped" else "offline"
-            extra = f"; {judged.note}" if judged.path == "fallback" else ""
-        added: list[str] = []
-        for index in coverage.uncovered:
-            sub = plan.subtasks[index]
-            query = coverage.rewrites.get(index) or offline_rewrite(sub.text)
-            if query not in cache:
-                try:
-                    cache[query] = list(search_fn(query, k + 1))
-                except Exception as exc:  # a failed re-query leaves the selection as it is  # noqa: BLE001
-                    logger.warning("reflection re-query %r failed: %s", query, exc)
-                    cache[query] = []
-                    extra += f"; re-query failed: {type(exc).__name__}"
-            ids = {t.id for t in selected}
-            found = next((t for t in cache[query] if t.id not in ids), None)
-            if found is not None and _place(selected, found.model_copy(update={"subtask": sub.text}), k):
-                added.append(found.id)
+        coverage, path, extra = judge_coverage(plan, selected, judge=judge, threshold=threshold)
+        added, failed = fill_uncovered(plan, selected, coverage, search_fn=search_fn, k=k, cache=cache)
         note = f"round {round_no}: {len(coverage.uncovered)} uncovered, added {len(added)}"
         note += f" ({', '.join(added)})" if added else ""
-        steps.append(TraceStep(stage="reflect", path=path, ms=_ms(start), note=note + extra))
+        steps.append(TraceStep(stage="reflect", path=path, ms=_ms(start), note=note + extra + failed))
         if not coverage.uncovered:
             break
     return selected, steps
+
+
+def judge_coverage(
+    plan: QueryPlan, tools: list[ScoredTool], *, judge: Judge | None, threshold: float
+) -> tuple[Coverage, StagePath, str]:
+    """One coverage check: (coverage, how it was judged, a note to append when the judge fell back)."""
+    if judge is None:
+        return Coverage(uncovered=coverage_offline(plan, tools, threshold=threshold)), "offline", ""
+    coverage, judged = judge(plan, tools, threshold=threshold)
+    path: StagePath = judged.path if judged.path != "skipped" else "offline"
+    return coverage, path, f"; {judged.note}" if judged.path == "fallback" else ""
+
+
+def fill_uncovered(
+    plan: QueryPlan,
+    selected: list[ScoredTool],
+    coverage: Coverage,
+    *,
+    search_fn: Callable[[str, int], list[ScoredTool]],
+    k: int,
+    cache: dict[str, list[ScoredTool]] | None = None,
+) -> tuple[list[str], str]:
+    """Re-query each uncovered sub-task and place its best new tool into ``selected`` (in place).
+
+    Returns the ids added and a note on failed re-queries (empty when none failed). ``cache``
+    keeps results across rounds so an identical query is searched once.
+    """
+    cache = {} if cache is None else cache
+    added: list[str] = []
+    failed = ""
+    for index in coverage.uncovered:
+        sub = plan.subtasks[index]
+        query = coverage.rewrites.get(index) or offline_rewrite(sub.text)
+        if query not in cache:
+            try:
+                cache[query] = list(search_fn(query, k + 1))
+            except Exception as exc:  # a failed re-query leaves the selection as it is  # noqa: BLE001
+                logger.warning("reflection re-query %r failed: %s", query, exc)
+                cache[query] = []
+                failed += f"; re-query failed: {type(exc).__name__}"
+        ids = {t.id for t in selected}
+        found = next((t for t in cache[query] if t.id not in ids), None)
+        if found is not None and _place(selected, found.model_copy(update={"subtask": sub.text}), k):
+            added.append(found.id)
+    return added, failed

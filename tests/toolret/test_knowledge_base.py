@@ -10,6 +10,7 @@ from toolret import (
     KnowledgeBaseError,
     ModelMismatchError,
     QueryError,
+    RetrievalConfig,
     ToolDoc,
     ToolKnowledgeBase,
     ToolNotFoundError,
@@ -230,7 +231,10 @@ def test_balanced_preset_covers_each_part_of_a_multi_part_request(kb):
     fast = kb.search(query, k=2, config="fast")
     balanced = kb.search(query, k=2, config="balanced")
     assert set(balanced.ids) == {"get_weather", "convert_currency"}
-    assert [s.stage for s in balanced.trace] == ["plan", "embed_query", "candidates", "mftr", "fuse"]
+    stages = [s.stage for s in balanced.trace]
+    assert stages[:6] == ["plan", "embed_query", "candidates", "mftr", "fuse", "rerank"]
+    assert balanced.trace[5].path == "skipped"  # no cross-encoder configured
+    assert stages[6] == "reflect" and set(stages[7:]) <= {"requery"}
     assert balanced.plan is not None and len(balanced.plan.subtasks) == 2
     assert {t.subtask for t in balanced.tools} <= {None, *[s.text for s in balanced.plan.subtasks]}
     assert len(fast.tools) == 2
@@ -238,3 +242,19 @@ def test_balanced_preset_covers_each_part_of_a_multi_part_request(kb):
 
 def test_balanced_preset_on_a_single_request_equals_fast(kb):
     assert kb.search("weather in Oslo", k=3, config="balanced").ids == kb.search("weather in Oslo", k=3, config="fast").ids
+
+
+@pytest.mark.slow
+def test_balanced_with_a_configured_cross_encoder_reranks_the_head(kb):
+    from toolret.embedding import default_model_path
+
+    # The packaged MiniLM as a one-label CrossEncoder has a random head: this checks the wiring
+    # (loaded once, reads the head, scores in field_scores), not ranking quality.
+    cfg = RetrievalConfig.preset("balanced").model_copy(update={"cross_encoder": default_model_path(), "rerank_top_n": 3})
+    first = kb.search("weather in Oslo", k=2, config=cfg)
+    again = kb.search("weather in Oslo", k=2, config=cfg)
+    rerank = next(s for s in first.trace if s.stage == "rerank")
+    assert rerank.path == "offline" and "cross-encoder" in rerank.note and "top 3" in rerank.note
+    assert len(first.tools) == 2 and set(first.ids) <= set(kb.ids)
+    assert all("cross_encoder" in t.field_scores for t in first.tools)
+    assert first.ids == again.ids and len(kb._rerankers) == 1  # loaded once, reused

@@ -45,18 +45,68 @@ def test_full_without_llm_says_so_and_runs_balanced(kb):
     assert full.trace[0].stage == "plan" and full.trace[0].path == "fallback"
     assert "no LLM" in full.trace[0].note
     assert full.ids == balanced.ids
+    # same stages as balanced; the LLM ones say they ran offline
+    assert [s.stage for s in full.trace] == [s.stage for s in balanced.trace]
 
 
 def test_full_with_llm_uses_subtasks_variants_and_field_queries(kb):
-    llm = ScriptedLLM([_plan()])
+    llm = ScriptedLLM([_plan(), '{"ranking": ["find_restaurants", "get_weather"], "irrelevant": []}',
+                       '{"uncovered": [], "rewrites": {}}'])
     kb.llm = llm
     result = kb.search("wether in lisbon tmrw n sushi for dinner", k=2, config="full")
-    assert result.trace[0].path == "llm"
-    assert set(result.ids) == {"get_weather", "find_restaurants"}
+    assert result.ids == ["find_restaurants", "get_weather"]  # the LLM's order
     assert {t.subtask for t in result.tools} <= {None, "weather in Lisbon tomorrow", "a sushi place for dinner"}
-    assert len(llm.calls) == 1
+    paths = {s.stage: s.path for s in result.trace}
+    assert paths["plan"] == paths["rerank"] == paths["reflect"] == "llm"
+    assert len(llm.calls) == 3
     prompt = "\n".join(m.content for m in llm.calls[0])
     assert '<data name="query">' in prompt and "wether in lisbon" in prompt
+    rerank_prompt = "\n".join(m.content for m in llm.calls[1])
+    assert "Temperature, wind and sky conditions." in rerank_prompt  # the full multi-field card
+
+
+def test_full_reflection_requeries_what_the_judge_calls_uncovered(kb):
+    plan = _plan(subtasks=[{"text": "weather in Lisbon tomorrow"}, {"text": "e-mail the forecast to Ana"}])
+    # the reranker drops everything e-mail related; the judge says sub-task 2 is uncovered
+    drop = '["send_email", "convert_currency", "find_restaurants"]'
+    llm = ScriptedLLM([plan, '{"ranking": ["get_weather"], "irrelevant": ' + drop + '}',
+                       '{"uncovered": [2], "rewrites": {"2": "send an e-mail message"}}',
+                       '{"uncovered": [], "rewrites": {}}'])
+    kb.llm = llm
+    result = kb.search("weather in Lisbon tomorrow, then e-mail the forecast to Ana", k=2, config="full")
+    assert "send_email" in result.ids and "get_weather" in result.ids
+    stages = [s.stage for s in result.trace]
+    assert stages.count("reflect") == 2 and stages.count("requery") == 1
+    requery = next(s for s in result.trace if s.stage == "requery")
+    assert "added 1 (send_email)" in requery.note
+
+
+def test_full_reflection_is_bounded_by_reflect_rounds(kb):
+    always_uncovered = '{"uncovered": [1, 2], "rewrites": {}}'
+    kb.llm = ScriptedLLM([_plan(), '{"ranking": [], "irrelevant": []}'] + [always_uncovered] * 10)
+    result = kb.search("weather in Lisbon and sushi", k=2, config="full")
+    stages = [s.stage for s in result.trace]
+    assert stages.count("reflect") == 2 and stages.count("requery") == 2  # reflect_rounds=2
+    assert set(result.ids) <= set(kb.ids) and len(result.ids) == 2
+
+
+def test_reranker_hallucinations_and_failures_never_reach_the_result(kb):
+    kb.llm = ScriptedLLM([_plan(), '{"ranking": ["DROP_ALL_TABLES", "get_weather"], "irrelevant": ["nope"]}',
+                          RuntimeError("judge down"), RuntimeError("judge down"), RuntimeError("judge down"),
+                          RuntimeError("judge down")])
+    result = kb.search("weather in Lisbon and sushi", k=3, config="full")
+    assert set(result.ids) <= set(kb.ids) and result.ids[0] == "get_weather"
+    rerank = next(s for s in result.trace if s.stage == "rerank")
+    assert rerank.path == "llm" and "ignored 2 unknown id(s)" in rerank.note
+    reflect = next(s for s in result.trace if s.stage == "reflect")
+    assert reflect.path == "fallback" and "judge down" in reflect.note
+
+
+def test_full_without_llm_marks_rerank_and_reflection_as_fallbacks(kb):
+    result = kb.search("weather in Lisbon and also send an e-mail", k=2, config="full")
+    paths = {s.stage: (s.path, s.note) for s in result.trace}
+    assert paths["rerank"][0] == "fallback" and "no LLM" in paths["rerank"][1]
+    assert paths["reflect"][0] == "fallback" and "no LLM" in paths["reflect"][1]
 
 
 @pytest.mark.parametrize("failure", [TimeoutError(), "not json at all", '{"subtasks": []}', RuntimeError("server down")])
