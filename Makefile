@@ -30,7 +30,7 @@ test-fast: $(STAMP)
 	$(PY) -m pytest -q -m 'not slow'
 
 bench: $(STAMP)
-	$(PY) -m toolret.cli bench --datasets-root $(BENCH_ROOT) --out $(BENCH_OUT) --preset balanced
+	$(PY) -m toolret.cli bench --datasets-root $(BENCH_ROOT) --out $(BENCH_OUT) --preset balanced --fit --auto-k
 
 clean:
 	rm -rf $(VENV) $(BENCH_OUT) .pytest_cache

@@ -289,6 +289,34 @@ def _embedding_floor_ms(embedder: Any, *, warmup: int = 5, calls: int = 50) -> f
     return statistics.median(times)
 
 
+def _bench_fit(
+    kb: Any, dataset: Any, presets: list[str], levels: list[bool], limit: int | None, seconds: float, auto_k: bool
+) -> list[dict[str, Any]]:
+    """Every preset on the test split, then balanced+fit there after fitting on the other 80%.
+
+    The same knowledge base and the same test queries for every row, so the rows compare.
+    """
+    from toolret.eval import evaluate
+
+    test, fit_queries = _fit_split(dataset)
+    out: list[dict[str, Any]] = []
+
+    def run(label: str, preset: str, extra_seconds: float) -> None:
+        for name_level in levels:
+            report = evaluate(_PresetView(kb, preset), test, ks=(1, 5, 10), limit=limit, name_level=name_level,
+                              progress=True, method=label, curve_k=0, auto_k=auto_k)
+            entry = report.to_json_dict()
+            entry.update(level="name" if name_level else "id", index_seconds=seconds + extra_seconds, split="test")
+            out.append(entry)
+
+    for preset in presets:
+        run(preset, preset, 0.0)
+    fit_seconds = _fit(kb, fit_queries)
+    run("balanced+fit", "balanced", fit_seconds)
+    kb.clear_history()
+    return out
+
+
 def _cmd_bench(args: argparse.Namespace) -> int:
     from toolret.eval import evaluate, load_dataset
 
@@ -323,17 +351,20 @@ def _cmd_bench(args: argparse.Namespace) -> int:
                             auto_k=args.auto_k and method == "mftr",
                         )
                         entry = report.to_json_dict()
-                        entry.update(level="name" if name_level else "id", index_seconds=seconds)
+                        entry.update(level="name" if name_level else "id", index_seconds=seconds, split="all")
                         results.append(entry)
+                if method == "mftr" and args.fit:
+                    results.extend(_bench_fit(retriever, dataset, presets, levels, limit, seconds, args.auto_k))
             finally:
                 _release(retriever)
 
-    headers = ["dataset", "method", "level", "n", "R@5", "NDCG@10", "C@10", "TRACC", "p50 ms", "x floor", "index s"]
+    headers = ["dataset", "split", "method", "level", "n", "R@5", "NDCG@10", "C@10", "TRACC", "p50 ms", "x floor",
+               "index s"]
     rows = []
     for e in results:
         m, p50 = e["metrics"], e["latency_ms"]["p50"]
         times_floor = p50 / floor_ms if floor_ms and e["preset"] != "bm25" else None
-        rows.append([e["dataset"], e["preset"], e["level"], e["n_queries"], m["recall@5"], m["ndcg@10"],
+        rows.append([e["dataset"], e["split"], e["preset"], e["level"], e["n_queries"], m["recall@5"], m["ndcg@10"],
                      m["completeness@10"], m["tracc"], p50, times_floor, e["index_seconds"]])
     table = format_table(headers, rows)
     print(table)
@@ -400,6 +431,8 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--limit", type=int, default=DEFAULT_BENCH_LIMIT,
                        help=f"queries per dataset, sampled with seed 0 (default: {DEFAULT_BENCH_LIMIT}; 0 = all)")
     bench.add_argument("--auto-k", action="store_true", help="TRACC of the presets measured with k='auto'")
+    bench.add_argument("--fit", action="store_true",
+                       help="also compare the presets and balanced+fit on each dataset's 20%% test split")
     bench.add_argument("--out", default=".bench", help="folder for bench.json and bench.md (default: .bench)")
     bench.set_defaults(run=_cmd_bench)
     return parser

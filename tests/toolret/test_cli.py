@@ -140,3 +140,25 @@ def test_bench_writes_json_and_markdown(dataset: Path, tmp_path: Path, capsys: p
 def test_bench_without_datasets_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["bench", "--datasets-root", str(tmp_path), "--out", str(tmp_path / "b")]) == 2
     assert "no dataset folder" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_bench_fit_compares_presets_and_balanced_fit_on_the_test_split(
+    dataset: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # 12 queries: q9, q10 and q12 fall in the test split (sha1(id) % 5 == 0), the rest are fitted on.
+    asks = ["weather forecast in {}", "send an email to {}", "convert dollars to euros for {}", "flights to {}"]
+    relevant = ["get_weather", "send_email", "convert_currency", "search_flights"]
+    cities = ["Paris", "Oslo", "Rome", "Lima", "Kyiv", "Accra", "Quito", "Hanoi", "Dakar", "Perth", "Cork", "Bern"]
+    queries = [{"id": f"q{i + 1}", "query": asks[i % 4].format(c), "relevant": [relevant[i % 4]]}
+               for i, c in enumerate(cities)]
+    (dataset / "queries.jsonl").write_text("".join(json.dumps(q) + "\n" for q in queries), encoding="utf-8")
+    out = tmp_path / "bench"
+    argv = ["bench", "--datasets-root", str(dataset.parent), "--limit", "0", "--out", str(out),
+            "--preset", "balanced", "--fit"]
+    assert main(argv) == 0
+    rows = [(r["split"], r["preset"], r["n_queries"]) for r in json.loads((out / "bench.json").read_text())["results"]]
+    assert rows == [("all", "bm25", 12), ("all", "fast", 12), ("all", "balanced", 12),
+                    ("test", "fast", 3), ("test", "balanced", 3), ("test", "balanced+fit", 3)]
+    printed = capsys.readouterr().out
+    assert "fit on 9 queries, report on the other 3" in printed and "balanced+fit" in printed
