@@ -53,7 +53,8 @@ class LlamaIndexLLM:
             raise ConfigError(f"LlamaIndexLLM wraps a llama_index.core.llms.LLM, got {type(llm).__name__}")
         self.llm = llm
         model = getattr(llm.metadata, "model_name", "") or ""
-        self.name = name or f"llamaindex:{llm.class_name()}" + (f":{model}" if model else "")
+        known = model and model != "unknown"  # LLMMetadata's placeholder
+        self.name = name or f"llamaindex:{llm.class_name()}" + (f":{model}" if known else "")
 
     def __repr__(self) -> str:
         return f"LlamaIndexLLM({self.name!r})"

@@ -1,0 +1,138 @@
+"""ToolObjectRetriever / ToolRetriever: exact-name lookups, used-tool memory, node postprocessors,
+and an async path that leaves the event loop free."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+import pytest
+from llama_index.core.postprocessor import SimilarityPostprocessor
+from llama_index.core.postprocessor.types import BaseNodePostprocessor
+from pydantic import PrivateAttr
+from toolret.embedding import CallableEmbedder
+
+from llamaindex_toolret import ToolObjectIndex
+from tests.llamaindex_toolret.conftest import agent_tools
+
+
+def names(tools) -> list[str]:
+    return [t.metadata.name for t in tools]
+
+
+class Reverse(BaseNodePostprocessor):
+    """Reverses the node order and counts its calls (sync and async separately)."""
+
+    _calls: list[str] = PrivateAttr(default_factory=list)
+
+    def _postprocess_nodes(self, nodes, query_bundle=None):
+        self._calls.append("sync")
+        return list(reversed(nodes))
+
+    async def _apostprocess_nodes(self, nodes, query_bundle=None):
+        self._calls.append("async")
+        return list(reversed(nodes))
+
+
+def test_exact_tool_name_returns_that_tool_whatever_k(shared_index):
+    retriever = shared_index.as_retriever(similarity_top_k=1, keep_used=0)
+    for tool_name in ("get_weather", "math_gcd", "hashlib_sha256"):
+        assert names(retriever.retrieve(tool_name)) == [tool_name]
+    assert names(retriever.retrieve("  book_hotel \n")) == ["book_hotel"]
+    # a near miss is a search, not a lookup
+    assert names(retriever.retrieve("book hotel")) == ["book_hotel"]
+    assert retriever.retriever.last_result.query == "book hotel"
+
+
+async def test_exact_tool_name_async(shared_index):
+    retriever = shared_index.as_retriever(similarity_top_k=1)
+    assert names(await retriever.aretrieve("send_email")) == ["send_email"]
+
+
+def test_used_tools_are_offered_again_until_reset(shared_index):
+    retriever = shared_index.as_retriever(similarity_top_k=2, keep_used=2)
+    assert "get_weather" not in names(retriever.retrieve("convert 10 euros to dollars"))
+    retriever.retrieve("get_weather")           # the agent called it
+    found = names(retriever.retrieve("convert 10 euros to dollars"))
+    assert found[:2] == names(retriever.retrieve("convert 10 euros to dollars"))[:2]
+    assert found[-1] == "get_weather" and len(found) == 3
+    retriever.retrieve("send_email")
+    retriever.retrieve("book_hotel")            # memory holds the last two
+    assert retriever.used_tools == ["book_hotel", "send_email"]
+    assert {"book_hotel", "send_email"} <= set(names(retriever.retrieve("what's the weather in Oslo")))
+    retriever.reset()
+    assert len(retriever.retrieve("what's the weather in Oslo")) == 2
+
+
+def test_memory_is_per_retriever_and_can_be_switched_off(shared_index):
+    first = shared_index.as_retriever(similarity_top_k=1)
+    second = shared_index.as_retriever(similarity_top_k=1)
+    off = shared_index.as_retriever(similarity_top_k=1, keep_used=0)
+    first.retrieve("translate_text")
+    off.retrieve("translate_text")
+    assert names(first.retrieve("weather in Oslo")) == ["get_weather", "translate_text"]
+    assert names(second.retrieve("weather in Oslo")) == ["get_weather"]
+    assert names(off.retrieve("weather in Oslo")) == ["get_weather"]
+
+
+def test_node_postprocessors_apply_to_search_results(shared_index):
+    reverse = Reverse()
+    retriever = shared_index.as_retriever(node_postprocessors=[reverse], similarity_top_k=3)
+    plain = names(shared_index.as_retriever(similarity_top_k=3).retrieve("weather in Paris"))
+    assert names(retriever.retrieve("weather in Paris")) == list(reversed(plain))
+    assert reverse._calls == ["sync"]
+
+
+async def test_async_path_uses_async_postprocessors(shared_index):
+    reverse = Reverse()
+    retriever = shared_index.as_retriever(node_postprocessors=[reverse], similarity_top_k=3, keep_used=0)
+    plain = names(await shared_index.as_retriever(similarity_top_k=3).aretrieve("weather in Paris"))
+    assert names(await retriever.aretrieve("weather in Paris")) == list(reversed(plain))
+    assert reverse._calls == ["async"]
+
+
+def test_similarity_cutoff_drops_weak_tools_but_never_a_named_one(shared_index):
+    scores = [n.score for n in shared_index.as_node_retriever(similarity_top_k=5).retrieve("weather in Paris")]
+    cutoff = (scores[0] + scores[1]) / 2
+    strict = shared_index.as_retriever(
+        node_postprocessors=[SimilarityPostprocessor(similarity_cutoff=cutoff)], similarity_top_k=5, keep_used=0)
+    assert names(strict.retrieve("weather in Paris")) == ["get_weather"]
+    drop_all = shared_index.as_retriever(node_postprocessors=[SimilarityPostprocessor(similarity_cutoff=10.0)])
+    assert drop_all.retrieve("weather in Paris") == []
+    assert names(drop_all.retrieve("get_forecast")) == ["get_forecast"]
+
+
+async def test_aretrieve_does_not_block_the_event_loop(embedder):
+    """The query embedding waits for an event that only the event loop can set.
+
+    A blocking ``aretrieve`` would hold the loop while waiting, so the event would be set only
+    after the wait timed out; a truly async one lets the loop run and set it at once.
+    """
+    gate = threading.Event()
+    armed = threading.Event()
+    waits: list[bool] = []
+
+    def embed(texts):
+        if armed.is_set():
+            waits.append(gate.wait(timeout=5.0))
+        return embedder.embed(texts)
+
+    index = ToolObjectIndex.from_objects(agent_tools(), embedder=CallableEmbedder(embed, name="gated"))
+    retriever = index.as_retriever(similarity_top_k=1)
+    armed.set()
+    task = asyncio.create_task(retriever.aretrieve("weather in Paris"))
+    ticks = 0
+    while not task.done() and ticks < 200:
+        await asyncio.sleep(0.01)
+        ticks += 1
+        gate.set()
+    found = await task
+    assert waits == [True], "the loop could not run while aretrieve was searching"
+    assert names(found) == ["get_weather"]
+
+
+def test_bad_keep_used_is_refused(shared_index):
+    from toolret import ConfigError
+
+    with pytest.raises(ConfigError, match="keep_used"):
+        shared_index.as_retriever(keep_used=-1)
