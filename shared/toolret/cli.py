@@ -8,6 +8,8 @@ do with :class:`~toolret.ToolKnowledgeBase` and :mod:`toolret.eval`)::
     toolret eval --dataset ../shared/benchmarks/bfcl --method bm25 --method mftr --name-level \\
                  [--k 1,5,10] [--limit 500] [--json report.json] [--plot recall.png]
     toolret bench --datasets-root ../shared/benchmarks [--limit 500] [--out .bench]
+    toolret serve-mcp --server 'files=npx -y @modelcontextprotocol/server-filesystem .' \\
+                      [--config mcp.json] [--kb tools.kb] [--transport stdio|streamable-http]
 
 ``eval --json OUT`` writes the report of the primary method — the last ``--method`` given
 (``mftr`` by default) — in the documented shape
@@ -389,6 +391,60 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def _server_specs(args: argparse.Namespace) -> list[Any]:
+    """Upstream MCP servers from ``--config FILE`` and ``--server NAME=COMMAND|URL``."""
+    import shlex
+
+    from toolret.mcp_source import MCPServerSpec
+
+    specs: list[Any] = []
+    if args.config:
+        try:
+            specs += MCPServerSpec.from_config(json.loads(Path(args.config).read_text(encoding="utf-8")))
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"{args.config}: not JSON ({exc})") from None
+    for item in args.server or []:
+        name, sep, target = item.partition("=")
+        target = target.strip()
+        if not sep or not name.strip() or not target:
+            raise ConfigError(f"--server expects NAME=COMMAND or NAME=URL, got {item!r}")
+        try:
+            if target.startswith(("http://", "https://")):
+                specs.append(MCPServerSpec(name=name.strip(), url=target))
+            else:
+                command, *rest = shlex.split(target)
+                specs.append(MCPServerSpec(name=name.strip(), command=command, args=rest))
+        except ValueError as exc:
+            raise ConfigError(f"--server {item!r}: {exc}") from None
+    return specs
+
+
+def _cmd_serve_mcp(args: argparse.Namespace) -> int:
+    from toolret import ToolKnowledgeBase
+    from toolret.mcp_proxy import build_proxy
+
+    specs = _server_specs(args)
+    if args.chroma:
+        host, _, port = args.chroma.rpartition(":")
+        if not host or not port.isdigit():
+            raise ConfigError(f"--chroma expects HOST:PORT, got {args.chroma!r}")
+        kb = ToolKnowledgeBase.connect(host, int(port), collection=args.collection, config=args.preset)
+    elif args.kb:
+        kb = ToolKnowledgeBase(args.kb, config=args.preset)
+    else:
+        kb = ToolKnowledgeBase(config=args.preset)
+    if not specs and len(kb) == 0:
+        raise ConfigError("nothing to serve: give upstream servers (--server, --config) or a --kb that holds tools")
+    server = build_proxy(servers=specs, kb=kb)
+    print(f"toolret: serving {len(specs)} MCP server(s) and {len(kb)} stored tools over {args.transport}",
+          file=sys.stderr)
+    if args.transport == "stdio":
+        server.run()
+    else:
+        server.run("streamable-http", host=args.host, port=args.port)
+    return 0
+
+
 # ---------------------------------------------------------------------------- parser
 def build_parser() -> argparse.ArgumentParser:
     """The argparse parser of the ``toolret`` command (one sub-parser per verb)."""
@@ -435,6 +491,19 @@ def build_parser() -> argparse.ArgumentParser:
                        help="also compare the presets and balanced+fit on each dataset's 20%% test split")
     bench.add_argument("--out", default=".bench", help="folder for bench.json and bench.md (default: .bench)")
     bench.set_defaults(run=_cmd_bench)
+
+    serve = verbs.add_parser("serve-mcp", help="an MCP server with search_tools and call_tool over other MCP servers")
+    serve.add_argument("--server", action="append", metavar="NAME=COMMAND|URL",
+                       help="an upstream MCP server: a command line (stdio) or an http(s) URL; repeatable")
+    serve.add_argument("--config", metavar="FILE", help='MCP client configuration JSON ({"mcpServers": {...}})')
+    serve.add_argument("--kb", help="persistent knowledge base directory (default: in memory)")
+    serve.add_argument("--chroma", metavar="HOST:PORT", help="use a knowledge base on a ChromaDB server instead")
+    serve.add_argument("--collection", default="toolret", help="knowledge base name on the ChromaDB server")
+    serve.add_argument("--preset", default=None, help="retrieval preset for search_tools (default: fast)")
+    serve.add_argument("--transport", choices=("stdio", "streamable-http"), default="stdio")
+    serve.add_argument("--host", default="127.0.0.1", help="streamable-http address (default: 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8765, help="streamable-http port (default: 8765)")
+    serve.set_defaults(run=_cmd_serve_mcp)
     return parser
 
 
