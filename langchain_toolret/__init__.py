@@ -21,6 +21,7 @@ Example::
 from __future__ import annotations
 
 from langchain_toolret.agent import ToolSearchMiddleware, ToolSearchState, create_agent
+from langchain_toolret.graph import build_tool_retrieval_graph
 from langchain_toolret.index import ToolIndex
 from langchain_toolret.ingest import tool_to_doc
 from langchain_toolret.llm import ChatModelLLM
@@ -42,6 +43,7 @@ __all__ = [
     "ToolSearchState",
     "ToolSelectionMiddleware",
     "ToolSelectionState",
+    "build_tool_retrieval_graph",
     "create_agent",
     "create_model_node",
     "create_search_tool",

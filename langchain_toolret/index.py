@@ -30,6 +30,7 @@ from typing import Any, Literal
 
 from langchain_core.tools import BaseTool
 from toolret import RetrievalConfig, SearchResult, ToolKnowledgeBase
+from toolret.pipeline import SearchState
 
 from langchain_toolret.ingest import tools_to_docs
 from langchain_toolret.llm import as_toolret_llm
@@ -50,8 +51,10 @@ class ToolIndex:
       more tools than the agent has, or persisted on disk); :meth:`ensure` then only binds
       the live tools by name and never writes to it.
 
-    ``llm`` may be a LangChain chat model (wrapped in :class:`~langchain_toolret.llm.ChatModelLLM`)
-    or a toolret LLM; it is what ``preset="full"`` plans with.
+    ``config`` (a preset name or ``RetrievalConfig``) applies to every search through this
+    index without changing a given knowledge base's own. ``llm`` may be a LangChain chat model
+    (wrapped in :class:`~langchain_toolret.llm.ChatModelLLM`) or a toolret LLM; it is what
+    ``preset="full"`` plans and reranks with, and it is set as the knowledge base's ``llm``.
     """
 
     def __init__(
@@ -63,18 +66,34 @@ class ToolIndex:
         llm: Any = None,
     ) -> None:
         self.owned = knowledge_base is None
+        #: The retrieval config of every search through this index (None: the knowledge base's).
+        self.config = None if config is None else RetrievalConfig.resolve(config)
         if knowledge_base is None:
             knowledge_base = ToolKnowledgeBase(embedder=embedder, config=config, llm=as_toolret_llm(llm))
-        else:
-            if config is not None:
-                knowledge_base.config = RetrievalConfig.resolve(config)
-            if llm is not None:
-                knowledge_base.llm = as_toolret_llm(llm)
+        elif llm is not None:
+            knowledge_base.llm = as_toolret_llm(llm)
         self.kb = knowledge_base
         self._by_name: dict[str, BaseTool] = {}
         self._identity: tuple[int, ...] | None = None
         self._content: str | None = None
         self._lock = threading.Lock()
+
+    @classmethod
+    def coerce(cls, source: Any, *, config: RetrievalConfig | str | None = None, llm: Any = None) -> ToolIndex:
+        """A ToolIndex from tools, a ToolIndex, a ``ToolKnowledgeBase`` or anything with an
+        ``index`` (a :class:`~langchain_toolret.retriever.ToolRetriever`)."""
+        inner = getattr(source, "index", None)
+        if isinstance(inner, ToolIndex):
+            source = inner
+        if isinstance(source, ToolIndex):
+            if config is None and llm is None:
+                return source
+            view = cls(source.kb, config=config or source.config, llm=llm)  # leaves ``source`` as it was
+            view._by_name = dict(source._by_name)
+            return view
+        if isinstance(source, ToolKnowledgeBase):
+            return cls(source, config=config, llm=llm)
+        return cls.from_tools(source, config=config, llm=llm)
 
     @classmethod
     def from_tools(cls, tools: Iterable[Any], **kwargs: Any) -> ToolIndex:
@@ -141,10 +160,14 @@ class ToolIndex:
         return out
 
     def search(self, query: str, k: K = 5, *, config: RetrievalConfig | str | None = None) -> SearchResult:
-        return self.kb.search(query, k, config=config)
+        return self.kb.search(query, k, config=config or self.config)
 
     async def asearch(self, query: str, k: K = 5, *, config: RetrievalConfig | str | None = None) -> SearchResult:
-        return await self.kb.asearch(query, k, config=config)
+        return await self.kb.asearch(query, k, config=config or self.config)
+
+    def begin_search(self, query: str, k: K = 5, *, config: RetrievalConfig | str | None = None) -> SearchState:
+        """A not yet run search over the knowledge base, for driving the pipeline stages."""
+        return self.kb.begin_search(query, k, config=config or self.config)
 
     def select(self, query: str, k: K = 5) -> list[BaseTool]:
         """The live tools that best serve ``query``."""

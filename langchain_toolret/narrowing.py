@@ -144,8 +144,8 @@ class NarrowingMiddleware(AgentMiddleware[Any, Any, Any]):
             step = self._split(request)
             self._prepare(request, step)
             result = None
+            self.index.ensure(step.candidates)  # the search tool reads the index too
             if step.query:
-                self.index.ensure(step.candidates)
                 result = self.index.search(step.query, step.k)
             names, update = self._finish(request, step, result)
             narrowed = self._narrow(request, step, names)
@@ -163,8 +163,8 @@ class NarrowingMiddleware(AgentMiddleware[Any, Any, Any]):
             step = self._split(request)
             self._prepare(request, step)
             result = None
+            await self.index.aensure(step.candidates)
             if step.query:
-                await self.index.aensure(step.candidates)
                 result = await self.index.asearch(step.query, step.k)
             names, update = self._finish(request, step, result)
             narrowed = self._narrow(request, step, names)

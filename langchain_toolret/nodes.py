@@ -45,16 +45,6 @@ class ToolRetrievalState(MessagesState):
     selected_tools: list[str]
 
 
-def _index(source: Source, preset: str | RetrievalConfig | None, llm: Any) -> ToolIndex:
-    if isinstance(source, ToolRetriever):
-        return source.index
-    if isinstance(source, ToolIndex):
-        return source
-    if isinstance(source, ToolKnowledgeBase):
-        return ToolIndex(source, config=preset, llm=llm)
-    return ToolIndex.from_tools(source, config=preset, llm=llm)
-
-
 def create_tool_retrieval_node(
     source: Source,
     *,
@@ -74,7 +64,7 @@ def create_tool_retrieval_node(
     :class:`~langchain_toolret.index.ToolIndex` or a prebuilt ``ToolKnowledgeBase``. A
     conversation without a user message selects only ``always_include``.
     """
-    index = _index(source, preset, llm)
+    index = ToolIndex.coerce(source, config=preset, llm=llm)
     build = query_builder or conversation_query
     fixed = list(dict.fromkeys(always_include))
 

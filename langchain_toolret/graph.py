@@ -1,0 +1,189 @@
+"""The retrieval pipeline as a LangGraph subgraph: one node per phase, the reflection loop as an edge.
+
+``build_tool_retrieval_graph`` compiles ``plan → retrieve → fuse → rerank → reflect`` with a
+conditional edge from ``reflect`` back to ``retrieve`` while sub-tasks stay uncovered (the
+engine bounds the rounds by ``RetrievalConfig.reflect_rounds``). Each node calls the engine's
+own stage function (:mod:`toolret.pipeline`) on the search's state, so the subgraph returns
+exactly what ``ToolKnowledgeBase.search`` returns — but every phase shows up in LangGraph's
+streaming and tracing, and a parent graph can run it as a node.
+
+Input: ``messages`` (the query is built from the conversation) or ``query``. Output:
+``selected_tools`` (tool names, ``always_include`` first), ``trace`` (the engine's
+``TraceStep`` list) and ``result`` (the full ``SearchResult``). The engine's working state
+lives in an untracked channel: it is never checkpointed.
+
+Example:
+    >>> from langchain_core.tools import tool
+    >>> @tool
+    ... def get_weather(city: str) -> str:
+    ...     '''Current weather for a city.'''
+    ...     return "sunny"
+    >>> @tool
+    ... def convert_currency(amount: float, to: str) -> float:
+    ...     '''Convert an amount of money into another currency.'''
+    ...     return amount
+    >>> graph = build_tool_retrieval_graph([get_weather, convert_currency], k=2, preset="balanced")
+    >>> out = graph.invoke({"query": "weather in Paris and 20 euros in yen"})
+    >>> sorted(out["selected_tools"]), [s.stage for s in out["trace"]][:2]
+    (['convert_currency', 'get_weather'], ['plan', 'embed_query'])
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from typing import Annotated, Any, Literal
+
+from langchain_core.messages import AnyMessage, BaseMessage
+from langchain_core.runnables import RunnableLambda
+from langgraph.channels.untracked_value import UntrackedValue
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.message import add_messages
+from toolret import RetrievalConfig, SearchResult, TraceStep
+from toolret.pipeline import (
+    SearchState,
+    finish_search,
+    stage_fuse,
+    stage_plan,
+    stage_reflect,
+    stage_rerank,
+    stage_retrieve,
+)
+from typing_extensions import NotRequired, TypedDict
+
+from langchain_toolret.conversation import conversation_query
+from langchain_toolret.index import K, ToolIndex
+
+__all__ = ["ToolRetrievalGraphInput", "ToolRetrievalGraphOutput", "ToolRetrievalGraphState",
+           "build_tool_retrieval_graph"]
+
+
+class ToolRetrievalGraphInput(TypedDict):
+    """What the subgraph reads: the conversation, or an explicit ``query`` (which wins)."""
+
+    messages: NotRequired[Annotated[list[AnyMessage], add_messages]]
+    query: NotRequired[str]
+
+
+class ToolRetrievalGraphOutput(TypedDict):
+    """What the subgraph writes back (to its parent's keys of the same names)."""
+
+    selected_tools: list[str]
+    trace: list[TraceStep]
+    result: SearchResult
+
+
+class ToolRetrievalGraphState(ToolRetrievalGraphInput, ToolRetrievalGraphOutput, total=False):
+    """Input and output keys, plus the engine's search state (untracked: never checkpointed)."""
+
+    search: Annotated[SearchState | None, UntrackedValue]
+    requeried: bool
+
+
+def _node(name: str, fn: Callable[[dict[str, Any]], dict[str, Any]]) -> RunnableLambda[Any, Any]:
+    """A graph node running ``fn`` on the sync path, and in a worker thread on the async path."""
+
+    async def afn(state: dict[str, Any]) -> dict[str, Any]:
+        return await asyncio.to_thread(fn, state)
+
+    return RunnableLambda(fn, afunc=afn, name=name)
+
+
+def _search(state: dict[str, Any]) -> SearchState:
+    search = state.get("search")
+    if search is None:
+        raise RuntimeError("the search state is missing (a run resumed mid-search from a checkpoint?); "
+                           "invoke the retrieval graph again")
+    return search
+
+
+def build_tool_retrieval_graph(
+    source: Any,
+    *,
+    k: K = 5,
+    preset: str | RetrievalConfig | None = None,
+    llm: Any = None,
+    always_include: Sequence[str] = (),
+    query_builder: Callable[[list[BaseMessage]], str | None] | None = None,
+    name: str = "tool_retrieval",
+) -> Any:
+    """Compile the retrieval phases into a LangGraph graph over ``source``.
+
+    Args:
+        source: LangChain tools (indexed in memory, once), a
+            :class:`~langchain_toolret.index.ToolIndex`, a ``ToolRetriever`` or a
+            ``ToolKnowledgeBase``.
+        k: tools to select, or ``"auto"``.
+        preset: the retrieval preset or ``RetrievalConfig`` (``"balanced"`` plans offline and
+            reflects; ``"full"`` plans, reranks and judges coverage with ``llm``).
+        llm: a LangChain chat model (or toolret LLM) for the LLM steps.
+        always_include: tool names put first in ``selected_tools`` whatever the search finds.
+        query_builder: conversation → query (default: ``conversation_query``).
+        name: the compiled graph's name (how a parent graph's trace shows it).
+
+    Returns:
+        A compiled ``StateGraph``: invoke it standalone or add it as a node of a parent graph
+        whose state has ``messages`` and ``selected_tools``.
+    """
+    index = ToolIndex.coerce(source, config=preset, llm=llm)
+    build = query_builder or conversation_query
+    fixed = list(dict.fromkeys(always_include))
+
+    def begin(state: dict[str, Any]) -> dict[str, Any]:
+        query = state.get("query") or build(list(state.get("messages") or []))
+        return {"search": index.begin_search(query, k) if query else None, "requeried": False}
+
+    def plan(state: dict[str, Any]) -> dict[str, Any]:
+        stage_plan(search := _search(state))
+        return {"search": search}
+
+    def retrieve(state: dict[str, Any]) -> dict[str, Any]:
+        search = _search(state)
+        requery = search.requerying
+        stage_retrieve(search)
+        return {"search": search, "requeried": requery}
+
+    def fuse(state: dict[str, Any]) -> dict[str, Any]:
+        stage_fuse(search := _search(state))
+        return {"search": search}
+
+    def rerank(state: dict[str, Any]) -> dict[str, Any]:
+        stage_rerank(search := _search(state))
+        return {"search": search}
+
+    def reflect(state: dict[str, Any]) -> dict[str, Any]:
+        search = _search(state)
+        stage_reflect(search)
+        return {"search": search}
+
+    def finish(state: dict[str, Any]) -> dict[str, Any]:
+        search = state.get("search")
+        result = finish_search(search) if search is not None else SearchResult(query="", tools=[])
+        names = [t.name for t in result.tools]
+        return {"selected_tools": list(dict.fromkeys([*fixed, *names])), "trace": list(result.trace),
+                "result": result, "search": None}
+
+    def after_begin(state: dict[str, Any]) -> Literal["plan", "finish"]:
+        return "plan" if state.get("search") is not None else "finish"
+
+    def after_retrieve(state: dict[str, Any]) -> Literal["fuse", "reflect"]:
+        # A reflection re-query feeds reflection again, as in ToolKnowledgeBase.search.
+        return "reflect" if state.get("requeried") else "fuse"
+
+    def after_reflect(state: dict[str, Any]) -> Literal["retrieve", "finish"]:
+        return "retrieve" if _search(state).requerying else "finish"
+
+    builder = StateGraph(ToolRetrievalGraphState, input_schema=ToolRetrievalGraphInput,
+                         output_schema=ToolRetrievalGraphOutput)
+    for node_name, fn in [("begin", begin), ("plan", plan), ("retrieve", retrieve), ("fuse", fuse),
+                          ("rerank", rerank), ("reflect", reflect), ("finish", finish)]:
+        builder.add_node(node_name, _node(node_name, fn))
+    builder.add_edge(START, "begin")
+    builder.add_conditional_edges("begin", after_begin)
+    builder.add_edge("plan", "retrieve")
+    builder.add_conditional_edges("retrieve", after_retrieve)
+    builder.add_edge("fuse", "rerank")
+    builder.add_edge("rerank", "reflect")
+    builder.add_conditional_edges("reflect", after_reflect)
+    builder.add_edge("finish", END)
+    return builder.compile(name=name)

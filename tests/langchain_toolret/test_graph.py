@@ -1,0 +1,108 @@
+"""build_tool_retrieval_graph: the engine's own stages as graph nodes, standalone and as a subgraph."""
+
+from __future__ import annotations
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import START, StateGraph
+from langgraph.prebuilt import ToolNode, tools_condition
+from toolret import RetrievalConfig
+
+from langchain_toolret import (
+    ChatModelLLM,
+    ToolRetrievalState,
+    build_tool_retrieval_graph,
+    create_model_node,
+)
+from langchain_toolret.testing import ScriptedChatModel, tool_call
+
+MULTI = "what's the weather in Paris, then email Bob the forecast and book a flight to Rome"
+REFLECTING = RetrievalConfig.preset("balanced").model_copy(update={"reflect_rounds": 2, "coverage_threshold": 1.0})
+
+
+def _visits(graph, state) -> list[str]:
+    return [node for update in graph.stream(state, stream_mode="updates") for node in update]
+
+
+@pytest.mark.parametrize("config", ["fast", "balanced", REFLECTING], ids=["fast", "balanced", "reflecting"])
+@pytest.mark.parametrize("query", [MULTI, "convert 20 euros to yen", "remind me to call mom at 5pm"])
+def test_the_graph_returns_what_search_returns(tool_index, config, query):
+    graph = build_tool_retrieval_graph(tool_index, k=4, preset=config)
+    out = graph.invoke({"query": query})
+    expected = tool_index.kb.search(query, 4, config=config)
+    assert [(t.id, t.score, t.subtask) for t in out["result"].tools] == \
+        [(t.id, t.score, t.subtask) for t in expected.tools]
+    assert [s.stage for s in out["trace"]] == [s.stage for s in expected.trace]
+    assert out["selected_tools"] == [t.name for t in expected.tools]
+
+
+def test_nodes_are_the_phases_and_reflection_loops_back_within_its_bound(tool_index):
+    graph = build_tool_retrieval_graph(tool_index, k=3, preset=REFLECTING)
+    assert {"plan", "retrieve", "fuse", "rerank", "reflect"} <= set(graph.get_graph().nodes)
+    visits = _visits(graph, {"query": MULTI})
+    assert visits == ["begin", "plan", "retrieve", "fuse", "rerank", "reflect",
+                      "retrieve", "reflect", "retrieve", "reflect", "finish"]
+    one_round = RetrievalConfig.preset("balanced").model_copy(update={"reflect_rounds": 1, "coverage_threshold": 1.0})
+    assert _visits(build_tool_retrieval_graph(tool_index, k=3, preset=one_round), {"query": MULTI}).count("retrieve") == 2
+    no_reflection = _visits(build_tool_retrieval_graph(tool_index, k=3, preset="fast"), {"query": MULTI})
+    assert no_reflection.count("retrieve") == 1 and no_reflection[-2:] == ["reflect", "finish"]
+
+
+def test_as_a_subgraph_of_a_parent_agent_graph_with_a_checkpointer(tool_index, tools):
+    model = ScriptedChatModel(replies=[tool_call("book_flight", origin="CDG", destination="FCO", date="2025-06-03"),
+                                       "Booked.", "Done."])
+    builder = StateGraph(ToolRetrievalState)
+    builder.add_node("select_tools", build_tool_retrieval_graph(tool_index, k=2, preset="balanced",
+                                                                always_include=["ask_user"]))
+    builder.add_node("agent", create_model_node(model, tools))
+    builder.add_node("tools", ToolNode(tools))
+    builder.add_edge(START, "select_tools")
+    builder.add_edge("select_tools", "agent")
+    builder.add_conditional_edges("agent", tools_condition)
+    builder.add_edge("tools", "agent")
+    parent = builder.compile(checkpointer=InMemorySaver())
+    thread = {"configurable": {"thread_id": "p"}}
+
+    out = parent.invoke({"messages": [HumanMessage("book me a flight from Paris to Rome on June 3")]}, thread)
+    assert out["selected_tools"][0] == "ask_user" and "book_flight" in out["selected_tools"]
+    assert model.calls[0].tool_names == out["selected_tools"]
+    assert any(isinstance(m, ToolMessage) and "booked" in m.content for m in out["messages"])
+    assert not any(k in out for k in ("trace", "result", "search"))  # only shared keys flow back
+    out = parent.invoke({"messages": [HumanMessage("what is ACME's stock price?")]}, thread)
+    assert "get_stock_price" in out["selected_tools"] and "book_flight" not in out["selected_tools"]
+    assert len(out["messages"]) == 6  # the subgraph adds no messages of its own
+
+
+async def test_async_invoke_and_a_conversation_input(tool_index):
+    graph = build_tool_retrieval_graph(tool_index, k=1)
+    chat = [HumanMessage("what's the weather in Oslo?"), AIMessage("Cold."), HumanMessage("and in Rome?")]
+    out = await graph.ainvoke({"messages": chat})
+    assert out["selected_tools"] == ["get_weather"]
+    empty = await graph.ainvoke({"messages": [AIMessage("hello")]})
+    assert empty["selected_tools"] == [] and empty["result"].tools == []
+
+
+def test_full_preset_runs_the_llm_steps_through_the_chat_model(tool_index):
+    plan = {"rewritten": "weather in Paris and convert 20 euros to yen", "step_back": None, "subtasks": [
+        {"text": "weather forecast in Paris", "variants": [], "tool_description": "current weather for a city"},
+        {"text": "convert 20 euros to yen", "variants": [], "tool_description": "currency conversion"},
+    ]}
+    def script():
+        return ScriptedChatModel.structured([plan] + [ConnectionError("down")] * 8)
+
+    model, twin = script(), script()
+    query = "wether in paris and 20 eur in yen"
+    try:
+        graph = build_tool_retrieval_graph(tool_index, k=2, preset="full", llm=model)
+        out = graph.invoke({"query": query})
+        tool_index.kb.llm = ChatModelLLM(twin)
+        expected = tool_index.kb.search(query, 2, config="full")
+    finally:
+        tool_index.kb.llm = None  # the llm is set on the knowledge base, shared with other tests
+    paths = {s.stage: s.path for s in out["trace"]}
+    assert paths["plan"] == "llm" and paths["rerank"] == "fallback"
+    assert "wether in paris" in model.calls[0].messages[-1].content
+    assert out["result"].ids == expected.ids and "get_weather" in out["selected_tools"]
+    assert [(s.stage, s.path) for s in out["trace"]] == [(s.stage, s.path) for s in expected.trace]
+    assert len(model.calls) == len(twin.calls)

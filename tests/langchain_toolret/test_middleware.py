@@ -1,0 +1,154 @@
+"""ToolSelectionMiddleware inside real create_agent runs (the model is scripted, nothing else is)."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+from langchain.agents import create_agent
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langgraph.checkpoint.memory import InMemorySaver
+
+from langchain_toolret import ToolSelectionMiddleware
+from langchain_toolret.testing import ModelCall, ScriptedChatModel, tool_call
+
+THREAD = {"configurable": {"thread_id": "t1"}}
+
+
+@pytest.fixture
+def kb(tool_index):
+    """The session's knowledge base over the test tools; most tests skip indexing with it."""
+    return tool_index.kb
+
+
+def _agent(tools, replies, **options):
+    model = ScriptedChatModel(replies=replies)
+    middleware = ToolSelectionMiddleware(**options)
+    agent = create_agent(model, tools=tools, middleware=[middleware], checkpointer=InMemorySaver())
+    return agent, model, middleware
+
+
+def test_selects_k_tools_for_the_request(tools):
+    agent, model, _ = _agent(tools, [tool_call("get_weather", city="Paris"), "Sunny."], k=3)
+    out = agent.invoke({"messages": [HumanMessage("is it going to rain in Paris today?")]}, THREAD)
+    first = model.calls[0]
+    assert len(first.tools) == 3 and first.tool_names[0] == "get_weather"
+    assert out["messages"][-1].content == "Sunny."
+    assert isinstance(out["messages"][2], ToolMessage) and "sunny in Paris" in out["messages"][2].content
+
+
+def test_selection_is_pinned_inside_the_tool_loop_and_redone_on_a_new_turn(kb, tools):
+    replies = [
+        tool_call("get_weather", city="Paris"), tool_call("get_weather", city="Lyon"), "Sunny in both.",
+        tool_call("convert_currency", amount=20, from_currency="EUR", to_currency="JPY"), "3200 yen.",
+    ]
+    agent, model, _ = _agent(tools, replies, k=2, knowledge_base=kb)
+    agent.invoke({"messages": [HumanMessage("what's the weather in Paris and in Lyon?")]}, THREAD)
+    turn1 = [c.tools for c in model.calls]
+    assert len(turn1) == 3 and turn1[0] == turn1[1] == turn1[2]  # same definitions, same order
+    pinned = agent.get_state(THREAD).values["toolret_selection"]
+    assert pinned["query"] == "what's the weather in Paris and in Lyon?"
+    assert pinned["tools"] == model.calls[0].tool_names
+
+    agent.invoke({"messages": [HumanMessage("how many japanese yen do I get for 20 euros?")]}, THREAD)
+    turn2 = model.calls[3:]
+    assert turn2[0].tool_names[0] == "convert_currency" and turn2[0].tools == turn2[1].tools
+    assert "get_weather" not in turn2[0].tool_names
+    assert agent.get_state(THREAD).values["toolret_selection"]["query"].startswith("how many japanese yen")
+
+
+def test_a_follow_up_is_read_with_the_request_it_continues(kb, tools):
+    agent, model, _ = _agent(tools, ["18 degrees.", "64 F."], k=1, knowledge_base=kb)
+    agent.invoke({"messages": [HumanMessage("what's the temperature forecast in Madrid?")]}, THREAD)
+    agent.invoke({"messages": [HumanMessage("and in Rome?")]}, THREAD)
+    assert model.calls[1].tool_names == ["get_weather"]
+
+
+def test_always_include_is_offered_on_every_call_outside_k(kb, tools):
+    agent, model, _ = _agent(tools, ["ok"], k=2, always_include=["ask_user", "read_file"], knowledge_base=kb)
+    agent.invoke({"messages": [HumanMessage("book a flight from Paris to Rome on June 3")]}, THREAD)
+    names = model.calls[0].tool_names
+    assert names[:2] == ["ask_user", "read_file"] and len(names) == 4 and "book_flight" in names
+
+
+def test_escape_hatch_widens_the_set_for_the_rest_of_the_turn(kb, tools):
+    def call_found_tool(call: ModelCall) -> AIMessage:
+        assert "translate_text" in call.tool_names  # bound after the search
+        return tool_call("translate_text", text="hello", target_language="fr")
+
+    replies = [tool_call("search_tools", query="translate text into another language"), call_found_tool, "Bonjour."]
+    agent, model, _ = _agent(tools, replies, k=1, search_tool=True, search_k=2, knowledge_base=kb)
+    out = agent.invoke({"messages": [HumanMessage("what is the weather in Paris?")]}, THREAD)
+    assert model.calls[0].tool_names == ["search_tools", "get_weather"]
+    found = next(m for m in out["messages"] if isinstance(m, ToolMessage) and m.name == "search_tools")
+    assert found.artifact[0] == "translate_text"
+    assert "- translate_text: Translate text into another language." in found.content
+    assert model.calls[1].tool_names[:2] == ["search_tools", "get_weather"]
+    assert "[fr] hello" in out["messages"][-2].content
+    # A new turn starts from a fresh selection: the discovered tool is gone.
+    agent.invoke({"messages": [HumanMessage("what is the stock price of ACME?")]}, THREAD)
+    assert "translate_text" not in model.calls[-1].tool_names
+
+
+@pytest.mark.parametrize(("fallback", "expected"), [
+    ("all", None), ("always_include", ["ask_user"]), (["search_web", "ask_user"], ["search_web", "ask_user"]),
+])
+def test_selector_failure_falls_back_and_logs(kb, tools, caplog, fallback, expected):
+    def broken(messages):
+        raise RuntimeError("query builder exploded")
+
+    agent, model, _ = _agent(tools, ["fine"], k=2, always_include=["ask_user"], fallback=fallback,
+                             query_builder=broken, knowledge_base=kb)
+    with caplog.at_level(logging.WARNING, logger="toolret"):
+        out = agent.invoke({"messages": [HumanMessage("hello")]}, THREAD)
+    assert out["messages"][-1].content == "fine"
+    names = model.calls[0].tool_names
+    assert sorted(names) == sorted(expected or [t.name for t in tools])
+    assert "query builder exploded" in caplog.text
+    assert "toolret_selection" not in agent.get_state(THREAD).values  # a failure is not pinned
+
+
+def test_no_user_message_falls_back_instead_of_crashing(kb, tools):
+    agent, model, _ = _agent(tools, ["ok"], k=2, fallback="always_include", always_include=["ask_user"],
+                             knowledge_base=kb)
+    agent.invoke({"messages": [AIMessage("How can I help?")]}, THREAD)
+    assert model.calls[0].tool_names == ["ask_user"]
+
+
+def test_indexes_on_first_use_and_reindexes_only_changed_tools(tools, embedder):
+    agent, _, middleware = _agent(tools, ["a", "b"], k=2, embedder=embedder)
+    before = embedder.texts_embedded
+    agent.invoke({"messages": [HumanMessage("send an email to Ann")]}, THREAD)
+    first = embedder.texts_embedded - before
+    assert len(middleware.index) == len(tools) and first > len(tools)
+    before = embedder.texts_embedded
+    agent.invoke({"messages": [HumanMessage("send an email to Bob")]}, THREAD)
+    assert embedder.texts_embedded - before == 1  # only the query: same tools, no re-indexing
+    assert middleware.index.ensure(tools[:-1]) is True  # a changed set is synced...
+    assert len(middleware.index) == len(tools) - 1
+    assert middleware.index.ensure(list(tools[:-1])) is False  # ...an equal one is not
+
+
+def test_a_prebuilt_knowledge_base_is_used_without_writing_to_it(tools, tool_index):
+    n = len(tool_index.kb)
+    agent, model, _ = _agent(tools[:6], ["ok"], k=2, knowledge_base=tool_index.kb)
+    agent.invoke({"messages": [HumanMessage("what is the stock price of ACME?")]}, THREAD)
+    assert len(tool_index.kb) == n
+    # get_stock_price is in the knowledge base but not in this agent: it is never offered.
+    assert "get_stock_price" not in model.calls[0].tool_names and len(model.calls[0].tools) <= 2
+
+
+async def test_async_agent_indexes_selects_and_pins(tools):
+    replies = [tool_call("set_reminder", message="call mom", when="17:00"), "Done."]
+    agent, model, middleware = _agent(tools, replies, k=2)
+    out = await agent.ainvoke({"messages": [HumanMessage("remind me to call mom at 5pm")]}, THREAD)
+    assert model.calls[0].tool_names[0] == "set_reminder" and model.calls[0].tools == model.calls[1].tools
+    assert "reminder set" in out["messages"][2].content
+    assert len(middleware.index) == len(tools)
+
+
+def test_invalid_options_are_rejected():
+    with pytest.raises(ValueError, match="k must be"):
+        ToolSelectionMiddleware(k=0)
+    with pytest.raises(ValueError, match="fallback"):
+        ToolSelectionMiddleware(fallback="none")  # type: ignore[arg-type]

@@ -1,0 +1,69 @@
+"""The retrieval node and the model node inside real compiled LangGraph graphs."""
+
+from __future__ import annotations
+
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langgraph.graph import START, StateGraph
+from langgraph.prebuilt import ToolNode, tools_condition
+
+from langchain_toolret import (
+    ToolRetrievalState,
+    ToolRetriever,
+    create_model_node,
+    create_tool_retrieval_node,
+)
+from langchain_toolret.testing import ScriptedChatModel, tool_call
+
+
+def _graph(source, model, tools, **node_options):
+    builder = StateGraph(ToolRetrievalState)
+    builder.add_node("select_tools", create_tool_retrieval_node(source, **node_options))
+    builder.add_node("agent", create_model_node(model, tools, system_prompt="You are a helpful assistant."))
+    builder.add_node("tools", ToolNode(tools))
+    builder.add_edge(START, "select_tools")
+    builder.add_edge("select_tools", "agent")
+    builder.add_conditional_edges("agent", tools_condition)
+    builder.add_edge("tools", "agent")
+    return builder.compile()
+
+
+def test_worked_graph_binds_only_the_selected_tools_and_runs_them(tool_index, tools):
+    model = ScriptedChatModel(replies=[tool_call("get_stock_price", ticker="ACME"), "ACME trades at 123.45."])
+    graph = _graph(tool_index, model, tools, k=2)
+    out = graph.invoke({"messages": [HumanMessage("what is ACME's share price right now?")]})
+    assert out["selected_tools"][0] == "get_stock_price" and len(out["selected_tools"]) == 2
+    assert model.calls[0].tool_names == out["selected_tools"]
+    assert model.calls[1].tool_names == out["selected_tools"]  # selected once, before the loop
+    assert model.calls[0].messages[0].content == "You are a helpful assistant."
+    result = next(m for m in out["messages"] if isinstance(m, ToolMessage))
+    assert result.content == "ACME: 123.45 USD"
+    assert out["messages"][-1].content == "ACME trades at 123.45."
+
+
+async def test_async_graph_with_a_retriever_source(tool_index, tools):
+    model = ScriptedChatModel(replies=[tool_call("translate_text", text="thanks", target_language="de"), "Danke."])
+    graph = _graph(ToolRetriever(tool_index), model, tools, k=1, always_include=["ask_user"])
+    out = await graph.ainvoke({"messages": [HumanMessage("translate 'thanks' into German")]})
+    assert out["selected_tools"] == ["ask_user", "translate_text"]
+    assert model.calls[0].tool_names == ["ask_user", "translate_text"]
+    assert any(isinstance(m, ToolMessage) and m.content == "[de] thanks" for m in out["messages"])
+
+
+def test_node_over_a_knowledge_base_writes_names_and_reads_the_conversation(tool_index):
+    node = create_tool_retrieval_node(tool_index.kb, k=1, key="picked", messages_key="chat")
+    chat = [HumanMessage("what's the weather in Oslo?"), AIMessage("Cold."), HumanMessage("and in Rome?")]
+    assert node.invoke({"chat": chat}) == {"picked": ["get_weather"]}
+    assert node.invoke({"chat": [AIMessage("Hello!")]}) == {"picked": []}
+
+
+def test_node_indexes_a_tool_list_once(tools):
+    node = create_tool_retrieval_node(tools[:4], k=1)
+    assert node.invoke({"messages": [HumanMessage("email the report to Ann")]}) == {"selected_tools": ["send_email"]}
+
+
+def test_model_node_ignores_unknown_ids_and_binds_nothing_for_an_empty_selection(tools):
+    model = ScriptedChatModel(replies=["a", "b"])
+    node = create_model_node(model, tools)
+    node.invoke({"messages": [HumanMessage("hi")], "selected_tools": ["no_such_tool", "read_file"]})
+    node.invoke({"messages": [HumanMessage("hi")], "selected_tools": []})
+    assert model.calls[0].tool_names == ["read_file"] and model.calls[1].tools == []
