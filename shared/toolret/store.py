@@ -144,7 +144,7 @@ class ChromaStore:
     def upsert(self, docs: Sequence[ToolDoc], vectors: Sequence[dict[str, np.ndarray]]) -> None:
         """Write tools and their field vectors; fields first, tool records last."""
         f_ids: list[str] = []
-        f_emb: list[list[float]] = []
+        f_emb: list[np.ndarray] = []  # stacked per batch: 100k tools as Python float lists would take GBs
         f_docs: list[str] = []
         f_meta: list[dict[str, Any]] = []
         stale: list[str] = []
@@ -154,7 +154,7 @@ class ChromaStore:
                 rid = field_record_id(doc.id, field)
                 if field in fields:
                     f_ids.append(rid)
-                    f_emb.append(fields[field].astype(float).tolist())
+                    f_emb.append(np.asarray(fields[field], dtype=np.float32))
                     f_docs.append(doc.field_text(field))  # type: ignore[arg-type]
                     f_meta.append({"tool_id": doc.id, "field": field, "hash": h})
                 else:
@@ -162,13 +162,15 @@ class ChromaStore:
         if stale:
             self._fields.delete(ids=stale)
         for part in self._batches(len(f_ids)):
-            self._fields.upsert(ids=f_ids[part], embeddings=f_emb[part], documents=f_docs[part], metadatas=f_meta[part])
+            self._fields.upsert(ids=f_ids[part], embeddings=np.stack(f_emb[part]), documents=f_docs[part],
+                                metadatas=f_meta[part])
         t_ids = [d.id for d in docs]
         t_docs = [d.model_dump_json() for d in docs]
         t_meta = [{"name": d.name, "hash": d.content_hash} for d in docs]
-        t_emb = [_tool_vector(v).tolist() for v in vectors]
+        t_emb = [np.asarray(_tool_vector(v), dtype=np.float32) for v in vectors]
         for part in self._batches(len(t_ids)):
-            self._tools.upsert(ids=t_ids[part], embeddings=t_emb[part], documents=t_docs[part], metadatas=t_meta[part])
+            self._tools.upsert(ids=t_ids[part], embeddings=np.stack(t_emb[part]), documents=t_docs[part],
+                               metadatas=t_meta[part])
 
     def delete(self, tool_ids: Sequence[str]) -> None:
         """Remove tools; tool records first, then their field records."""
