@@ -52,6 +52,7 @@ class ToolretEmbedding(BaseEmbedding):
     def __init__(self, embedder: Any = None, **kwargs: Any) -> None:
         resolved = resolve_embedder(embedder)
         kwargs.setdefault("model_name", resolved.name)
+        kwargs.setdefault("embed_batch_size", 64)  # a local model: LlamaIndex's default of 10 is for APIs
         super().__init__(**kwargs)
         self._embedder = resolved
 
