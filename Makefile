@@ -9,7 +9,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: demo test test-fast bench install clean
+.PHONY: demo test test-fast bench bench-scale install clean
 
 install: $(STAMP)
 
@@ -30,7 +30,11 @@ test-fast: $(STAMP)
 	$(PY) -m pytest -q -m 'not slow'
 
 bench: $(STAMP)
-	$(PY) -m toolret.cli bench --datasets-root $(BENCH_ROOT) --out $(BENCH_OUT) --preset balanced --fit --auto-k
+	$(PY) -m toolret.cli bench --datasets-root $(BENCH_ROOT) --out $(BENCH_OUT) --preset balanced --fit --auto-k --ablation
+
+# Registries of 1k, 10k and 100k tools (real + synthetic); embeddings cached in $(BENCH_OUT)/scale.
+bench-scale: $(STAMP)
+	$(PY) -m toolret.cli bench-scale --datasets-root $(BENCH_ROOT) --out $(BENCH_OUT)/scale
 
 clean:
 	rm -rf $(VENV) $(BENCH_OUT) .pytest_cache

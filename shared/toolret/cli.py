@@ -1,7 +1,7 @@
 """The ``toolret`` command: index a registry, search it, evaluate and benchmark retrieval.
 
-Four verbs, each a thin layer over the library (nothing here that a Python user could not
-do with :class:`~toolret.ToolKnowledgeBase` and :mod:`toolret.eval`)::
+Each verb is a thin layer over the library (nothing here that a Python user could not
+do with :class:`~toolret.ToolKnowledgeBase`, :mod:`toolret.eval` and the modules named)::
 
     toolret index tools.jsonl --kb tools.kb [--preset fast]
     toolret search --kb tools.kb "what's the weather in Paris?" [-k 5]
@@ -10,6 +10,7 @@ do with :class:`~toolret.ToolKnowledgeBase` and :mod:`toolret.eval`)::
     toolret bench --datasets-root ../shared/benchmarks [--limit 500] [--out .bench]
     toolret serve-mcp --server 'files=npx -y @modelcontextprotocol/server-filesystem .' \\
                       [--config mcp.json] [--kb tools.kb] [--transport stdio|streamable-http]
+    toolret bench-scale --datasets-root ../shared/benchmarks --sizes 1000,10000,100000 [--out .bench/scale]
 
 ``eval --json OUT`` writes the report of the primary method — the last ``--method`` given
 (``mftr`` by default) — in the documented shape
@@ -111,7 +112,7 @@ def _method_label(method: str, preset: str) -> str:
     return "bm25" if method == "bm25" else preset
 
 
-def _build_retriever(method: str, dataset: Any, preset: str) -> tuple[Any, float]:
+def _build_retriever(method: str, dataset: Any, preset: str, config: Any = None) -> tuple[Any, float]:
     """The retriever for ``method`` over the dataset's tools, and how long building it took."""
     start = time.perf_counter()
     if method == "bm25":
@@ -121,7 +122,7 @@ def _build_retriever(method: str, dataset: Any, preset: str) -> tuple[Any, float
     elif method == "mftr":
         from toolret import ToolKnowledgeBase
 
-        retriever = ToolKnowledgeBase(None, config=preset)
+        retriever = ToolKnowledgeBase(None, config=config or preset)
         retriever.add(dataset.tool_docs(), progress=True)
     else:
         raise ConfigError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
@@ -233,6 +234,16 @@ def _cmd_search(args: argparse.Namespace) -> int:
     return 0
 
 
+def _fields_config(preset: str, fields: str | None) -> Any:
+    """The preset searching only ``fields`` (comma-separated index fields), or None for all of them."""
+    if not fields:
+        return None
+    from toolret import RetrievalConfig
+
+    chosen = tuple(f.strip() for f in fields.split(",") if f.strip())
+    return RetrievalConfig(**{**RetrievalConfig.preset(preset).model_dump(exclude={"learned"}), "fields": chosen})
+
+
 def _cmd_eval(args: argparse.Namespace) -> int:
     from toolret.eval import evaluate, load_dataset
     from toolret.eval.runner import DEFAULT_CURVE_K
@@ -248,7 +259,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     print(f"dataset {dataset.name}: {len(dataset.tools)} tools, {n} of {len(dataset.queries)} queries")
     reports = []
     for method in methods:
-        retriever, seconds = _build_retriever(method, dataset, args.preset)
+        retriever, seconds = _build_retriever(method, dataset, args.preset, _fields_config(args.preset, args.fields))
         if method == "mftr" and fit_queries:
             seconds += _fit(retriever, fit_queries)
         try:
@@ -319,6 +330,20 @@ def _bench_fit(
     return out
 
 
+def _bench_ablation(kb: Any, dataset: Any, name_level: bool, limit: int | None) -> list[list[Any]]:
+    """One-out rows over the offline fields (toolret.eval.ablation) on the dataset's knowledge base."""
+    from toolret import RetrievalConfig
+    from toolret.eval.ablation import run_ablation
+
+    rows = []
+    for label, report in run_ablation(kb, dataset, base=RetrievalConfig.preset("fast"), limit=limit,
+                                      name_level=name_level):
+        m = report.metrics
+        rows.append([dataset.name, label, "name" if name_level else "id", report.n_queries, m["recall@5"],
+                     m["ndcg@10"], report.latency_ms["p50"]])
+    return rows
+
+
 def _cmd_bench(args: argparse.Namespace) -> int:
     from toolret.eval import evaluate, load_dataset
 
@@ -333,6 +358,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     ks = (1, 5, 10)
     floor_ms: float | None = None
     results: list[dict[str, Any]] = []
+    ablations: list[list[Any]] = []
     for folder in folders:
         dataset = load_dataset(folder)
         # Ids with '#' mark doc variants of one function name (BFCL): score by name as well.
@@ -355,6 +381,8 @@ def _cmd_bench(args: argparse.Namespace) -> int:
                         entry = report.to_json_dict()
                         entry.update(level="name" if name_level else "id", index_seconds=seconds, split="all")
                         results.append(entry)
+                if method == "mftr" and args.ablation:
+                    ablations.extend(_bench_ablation(retriever, dataset, levels[-1], limit))
                 if method == "mftr" and args.fit:
                     results.extend(_bench_fit(retriever, dataset, presets, levels, limit, seconds, args.auto_k))
             finally:
@@ -370,6 +398,12 @@ def _cmd_bench(args: argparse.Namespace) -> int:
                      m["completeness@10"], m["tracc"], p50, times_floor, e["index_seconds"]])
     table = format_table(headers, rows)
     print(table)
+    ablation_md = ""
+    if ablations:
+        ablation_table = format_table(["dataset", "fields", "level", "n", "R@5", "NDCG@10", "p50 ms"], ablations)
+        print(ablation_table)
+        ablation_md = ("\n## Field ablation (fast preset, offline fields; '-f' = every field but f)\n\n"
+                       f"```\n{ablation_table}\n```\n")
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -385,6 +419,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         + ("of the k='auto' set for presets, of the top 10 for bm25" if args.auto_k else "of the top 10")
         + ".\n\n"
         f"```\n{table}\n```\n"
+        + ablation_md
     )
     (out / "bench.md").write_text(markdown, encoding="utf-8")
     print(f"wrote {out / 'bench.json'} and {out / 'bench.md'}")
@@ -445,6 +480,20 @@ def _cmd_serve_mcp(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_bench_scale(args: argparse.Namespace) -> int:
+    from toolret.scale_bench import run_bench
+
+    try:
+        sizes = [int(part) for part in args.sizes.split(",") if part.strip()]
+    except ValueError:
+        raise ConfigError(f"--sizes expects comma-separated integers, got {args.sizes!r}") from None
+    if not sizes or min(sizes) < 1:
+        raise ConfigError("--sizes needs at least one positive size")
+    run_bench(args.datasets_root, args.out, sizes=sizes, datasets=args.datasets.split(","),
+              per_dataset=args.queries, presets=_dedupe(args.preset or ["fast", "balanced"]))
+    return 0
+
+
 # ---------------------------------------------------------------------------- parser
 def build_parser() -> argparse.ArgumentParser:
     """The argparse parser of the ``toolret`` command (one sub-parser per verb)."""
@@ -475,6 +524,9 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--name-level", action="store_true", help="compare tools by name (id before '#'; BFCL)")
     ev.add_argument("--fit-split", action="store_true",
                     help="fit on 80%% of the queries (sha1 of the id), report on the other 20%%")
+    ev.add_argument("--fields", default=None,
+                    help="search only these index fields, comma-separated (ablation; default: all of "
+                         "description,parameters,response,examples,profile,questions,topics)")
     ev.add_argument("--auto-k", action="store_true",
                     help="measure TRACC on the k='auto' set of each query (mftr only; other metrics unchanged)")
     ev.add_argument("--json", metavar="OUT", help="write the last method's report as JSON")
@@ -487,6 +539,8 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--limit", type=int, default=DEFAULT_BENCH_LIMIT,
                        help=f"queries per dataset, sampled with seed 0 (default: {DEFAULT_BENCH_LIMIT}; 0 = all)")
     bench.add_argument("--auto-k", action="store_true", help="TRACC of the presets measured with k='auto'")
+    bench.add_argument("--ablation", action="store_true",
+                       help="also run the one-out field ablation of the fast preset over the offline fields")
     bench.add_argument("--fit", action="store_true",
                        help="also compare the presets and balanced+fit on each dataset's 20%% test split")
     bench.add_argument("--out", default=".bench", help="folder for bench.json and bench.md (default: .bench)")
@@ -504,6 +558,15 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1", help="streamable-http address (default: 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8765, help="streamable-http port (default: 8765)")
     serve.set_defaults(run=_cmd_serve_mcp)
+
+    scale = verbs.add_parser("bench-scale", help="recall, latency and memory vs registry size (1k..100k tools)")
+    scale.add_argument("--datasets-root", default="../shared/benchmarks", help="folder of dataset folders")
+    scale.add_argument("--sizes", default="1000,10000,100000", help="registry sizes (default: 1000,10000,100000)")
+    scale.add_argument("--datasets", default="toole_single,bfcl", help="datasets whose queries are searched")
+    scale.add_argument("--queries", type=int, default=300, help="queries sampled per dataset (seed 0; default 300)")
+    scale.add_argument("--preset", action="append", help="preset to measure (repeatable; default fast and balanced)")
+    scale.add_argument("--out", default=".bench/scale", help="output folder (also holds the embedding cache)")
+    scale.set_defaults(run=_cmd_bench_scale)
     return parser
 
 

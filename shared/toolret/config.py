@@ -14,14 +14,18 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from toolret.documents import INDEX_FIELDS
 from toolret.errors import ConfigError
 
 __all__ = ["PRESETS", "FieldWeights", "LearnedWeights", "PenaltyConfig", "PresetName", "RetrievalConfig"]
 
 PresetName = Literal["fast", "balanced", "full"]
 PRESETS: tuple[PresetName, ...] = ("fast", "balanced", "full")
+#: Weight of the derived profile field (offline: the description's first sentence and keywords
+#: from the tool's and its parameters' names; with an LLM: function, tags, when to use).
+PROFILE_WEIGHT = 0.15
 #: Offline reflection rounds of the balanced preset (see docs/method.md for the measurement).
 BALANCED_REFLECT_ROUNDS = 1
 
@@ -40,14 +44,14 @@ class FieldWeights(BaseModel):
     parameters: float = Field(default=0.25, ge=0)
     response: float = Field(default=0.15, ge=0)
     examples: float = Field(default=0.25, ge=0)
+    # Derived fields (toolret.expansion): the profile (function, tags, when to use), the
+    # hypothetical questions a tool answers, and its key topics.
+    profile: float = Field(default=PROFILE_WEIGHT, ge=0)
+    questions: float = Field(default=0.25, ge=0)
+    topics: float = Field(default=0.1, ge=0)
 
     def as_dict(self) -> dict[str, float]:
-        return {
-            "description": self.description,
-            "parameters": self.parameters,
-            "response": self.response,
-            "examples": self.examples,
-        }
+        return self.model_dump()
 
 
 class PenaltyConfig(BaseModel):
@@ -156,13 +160,43 @@ class RetrievalConfig(BaseModel):
         description="k='auto' keeps tools scoring within this margin of the best (per sub-task).",
     )
     auto_max_k: int = Field(default=5, ge=1, description="Most tools k='auto' returns.")
+    fields: tuple[str, ...] | None = Field(
+        default=None,
+        description="Index fields a search uses (None: all of toolret.documents.INDEX_FIELDS); "
+        "switch fields off for ablations (`toolret eval --fields`).",
+    )
     max_query_chars: int = Field(default=8_000, ge=16)
     max_k: int = Field(default=200, ge=1)
+
+    def __init__(self, **data: object) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first.get("loc", ())) or "config"
+            raise ConfigError(f"RetrievalConfig.{where}: {first.get('msg', exc)}") from None
 
     @field_validator("name")
     @classmethod
     def _known_name(cls, value: str) -> str:
         return value.strip() or "custom"
+
+    @field_validator("fields")
+    @classmethod
+    def _known_fields(cls, value: tuple[str, ...] | None) -> tuple[str, ...] | None:
+        if value is None:
+            return None
+        unknown = [f for f in value if f not in INDEX_FIELDS]
+        if unknown:
+            raise ConfigError(f"unknown field(s) {', '.join(map(repr, unknown))}; choose from {', '.join(INDEX_FIELDS)}")
+        if not value:
+            raise ConfigError("fields is empty: a search needs at least one field")
+        return tuple(f for f in INDEX_FIELDS if f in value)
+
+    @property
+    def active_fields(self) -> tuple[str, ...]:
+        """The index fields this config searches (all unless ``fields`` narrows them)."""
+        return self.fields if self.fields is not None else INDEX_FIELDS
 
     @classmethod
     def preset(cls, name: str) -> RetrievalConfig:

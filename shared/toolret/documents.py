@@ -36,11 +36,15 @@ from toolret.errors import InvalidToolError
 from toolret.schema_text import readable_response
 from toolret.text import humanize_name
 
-__all__ = ["FIELDS", "FieldName", "ToolDoc", "ToolParam"]
+__all__ = ["EXPANSION_FIELDS", "FIELDS", "INDEX_FIELDS", "FieldName", "ToolDoc", "ToolExpansion", "ToolParam"]
 
-FieldName = Literal["description", "parameters", "response", "examples"]
-#: The indexed fields, in the order MFTR lists them.
+FieldName = Literal["description", "parameters", "response", "examples", "profile", "questions", "topics"]
+#: The MFTR fields of a tool's own documentation, in the order MFTR lists them.
 FIELDS: tuple[FieldName, ...] = ("description", "parameters", "response", "examples")
+#: Fields toolret derives from the documentation (:mod:`toolret.expansion`), each indexed on its own.
+EXPANSION_FIELDS: tuple[FieldName, ...] = ("profile", "questions", "topics")
+#: Every field with its own lexical and dense index.
+INDEX_FIELDS: tuple[FieldName, ...] = FIELDS + EXPANSION_FIELDS
 
 #: Largest text a single field may hold; longer input is a mistake, not documentation.
 MAX_FIELD_CHARS = 100_000
@@ -82,6 +86,36 @@ class ToolParam(BaseModel):
         return f"{line}: {self.description}" if self.description else line
 
 
+class ToolExpansion(BaseModel):
+    """What toolret derived from a tool's documentation: never the documentation itself.
+
+    ``function`` (under 20 words), ``tags`` (lowercase keywords), ``when_to_use`` and
+    ``limitations`` form the *profile*; ``hypothetical_questions`` are requests the tool answers
+    (indexed as field ``questions``), ``key_topics`` what tells it apart from similar tools
+    (field ``topics``). ``inferred_response`` / ``inferred_examples`` stand in for a missing
+    ``response`` / ``examples`` and are indexed there, marked by ``sources``. ``sources`` says
+    where each value came from: ``offline:<rule>`` or ``llm:<model>:<prompt id>``.
+    ``card`` is the condensed agent-facing description (:mod:`toolret.cards`), not indexed.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    function: str = ""
+    tags: list[str] = Field(default_factory=list)
+    when_to_use: str = ""
+    limitations: str = ""
+    hypothetical_questions: list[str] = Field(default_factory=list)
+    key_topics: list[str] = Field(default_factory=list)
+    inferred_response: str = ""
+    inferred_examples: list[str] = Field(default_factory=list)
+    card: dict[str, Any] | None = None
+    sources: dict[str, str] = Field(default_factory=dict)
+
+    def profile_text(self) -> str:
+        parts = [self.function, ", ".join(self.tags), self.when_to_use, self.limitations]
+        return "\n".join(p for p in parts if p)
+
+
 class ToolDoc(BaseModel):
     """A tool standardized into MFTR fields, plus provenance metadata.
 
@@ -101,6 +135,7 @@ class ToolDoc(BaseModel):
     examples: list[str] = Field(default_factory=list)
     input_schema: dict[str, Any] | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
+    expansion: ToolExpansion = Field(default_factory=ToolExpansion)
 
     def __init__(self, **data: Any) -> None:
         try:
@@ -162,6 +197,13 @@ class ToolDoc(BaseModel):
         return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
     @property
+    def source_hash(self) -> str:
+        """SHA-256 of the tool as given (its expansion left out): the key of the expansion cache."""
+        payload = self.model_dump(mode="json", exclude={"expansion"})
+        blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, default=str)
+        return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+    @property
     def required_params(self) -> list[ToolParam]:
         return [p for p in self.parameters if p.required]
 
@@ -169,7 +211,8 @@ class ToolDoc(BaseModel):
         """The text indexed for one field; ``""`` when the tool has nothing for it.
 
         The description field leads with the tool's name split into words, because the
-        name is often the most precise statement of what the tool does.
+        name is often the most precise statement of what the tool does. ``response`` and
+        ``examples`` fall back to the expansion's inferred versions when the tool has none.
         """
         if field == "description":
             words = humanize_name(self.name)
@@ -179,10 +222,16 @@ class ToolDoc(BaseModel):
         if field == "parameters":
             return "\n".join(p.text() for p in self.parameters)
         if field == "response":
-            return readable_response(self.response)
+            return readable_response(self.response or self.expansion.inferred_response)
         if field == "examples":
-            return "\n".join(self.examples)
-        raise KeyError(f"unknown field {field!r}; expected one of {FIELDS}")
+            return "\n".join(self.examples or self.expansion.inferred_examples)
+        if field == "profile":
+            return self.expansion.profile_text()
+        if field == "questions":
+            return "\n".join(self.expansion.hypothetical_questions)
+        if field == "topics":
+            return "\n".join(self.expansion.key_topics)
+        raise KeyError(f"unknown field {field!r}; expected one of {INDEX_FIELDS}")
 
     def card(self) -> str:
         """A compact multi-field card, for people and for rerankers."""

@@ -33,7 +33,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from toolret.config import LearnedWeights, RetrievalConfig
-from toolret.documents import FIELDS, ToolDoc
+from toolret.documents import INDEX_FIELDS, ToolDoc
 from toolret.embedding import Embedder, resolve_embedder
 from toolret.errors import InvalidToolError, KnowledgeBaseError, ToolNotFoundError
 from toolret.history import HistorySnapshot
@@ -87,6 +87,9 @@ class ToolKnowledgeBase:
     * ``embedder``: ``None`` for the packaged all-MiniLM-L6-v2 (offline), a sentence-transformers
       name or path, an :class:`~toolret.embedding.Embedder`, or a ``texts -> vectors`` callable.
     * ``config``: a :class:`RetrievalConfig` or a preset name (``"fast"``).
+    * ``expander``: a :class:`toolret.expansion.LLMExpander` that writes profiles, hypothetical
+      questions and key topics for every tool added (cached: an unchanged tool costs no call);
+      ``offline_expansion=False`` turns off the offline profile (first sentence, name keywords).
 
     Searches are safe from many threads at once: they read an immutable snapshot, and
     writes (``add``, ``remove``, ``sync``) swap in a new one when complete.
@@ -101,10 +104,16 @@ class ToolKnowledgeBase:
         client: Any = None,
         collection: str = "toolret",
         llm: Any = None,
+        expander: Any = None,
+        offline_expansion: bool = True,
     ) -> None:
         self.path = Path(path) if path is not None else None
         #: The LLM (``toolret.llm.LLM``) the ``full`` preset plans with; None runs offline.
         self.llm = llm
+        #: A :class:`toolret.expansion.LLMExpander` run on tools as they are added (None: offline only).
+        self.expander = expander
+        #: Derive the offline profile (first sentence, name keywords) of every tool added.
+        self.offline_expansion = offline_expansion
         self.config = RetrievalConfig.resolve(config)
         self._write_lock = threading.RLock()
         self._lock = threading.Lock()
@@ -190,7 +199,7 @@ class ToolKnowledgeBase:
         if meta.get("registry_hash") != _registry_hash(docs) or meta.get("format") != FORMAT_VERSION:
             return None
         try:
-            return {f: LexicalIndex.load(self.path / _LEXICAL_DIR / f) for f in FIELDS}
+            return {f: LexicalIndex.load(self.path / _LEXICAL_DIR / f) for f in INDEX_FIELDS}
         except Exception as exc:  # a partial or damaged folder: the index is derived data  # noqa: BLE001
             logger.warning("rebuilding the lexical index: saved copy unreadable (%s)", exc)
             return None
@@ -398,13 +407,23 @@ class ToolKnowledgeBase:
             docs.append(doc)
             if not isinstance(obj, (ToolDoc, dict)):
                 live[doc.id] = obj
-        return docs, live
+        return self._expand(docs), live
+
+    def _expand(self, docs: list[ToolDoc]) -> list[ToolDoc]:
+        """Pre-retrieval expansion (toolret.expansion): offline profile, then the LLM expander if set."""
+        if self.offline_expansion:
+            from toolret.expansion import expand_offline
+
+            docs = [expand_offline(d) for d in docs]
+        if self.expander is not None and docs:
+            docs = self.expander.expand(docs)
+        return docs
 
     def _embed_docs(self, docs: Sequence[ToolDoc], progress: bool = False) -> list[dict[str, np.ndarray]]:
         """Embed every non-empty field of every doc, in batches (one encoder call per batch)."""
         jobs: list[tuple[int, str, str]] = []
         for i, doc in enumerate(docs):
-            for f in FIELDS:
+            for f in INDEX_FIELDS:
                 text = doc.field_text(f)
                 if text:
                     jobs.append((i, f, text))
@@ -430,7 +449,7 @@ class ToolKnowledgeBase:
     def _current(self) -> tuple[dict[str, ToolDoc], dict[str, dict[str, np.ndarray]]]:
         snap = self._snap
         docs = {d.id: d for d in snap.docs}
-        vecs = {d.id: {f: snap.vectors[f][i] for f in FIELDS if snap.present[f][i]} for i, d in enumerate(snap.docs)}
+        vecs = {d.id: {f: snap.vectors[f][i] for f in INDEX_FIELDS if snap.present[f][i]} for i, d in enumerate(snap.docs)}
         return docs, vecs
 
     def add(self, tools: Iterable[Any], *, progress: bool = False) -> list[str]:
@@ -550,7 +569,7 @@ class ToolKnowledgeBase:
             snap = self._snap
             tmp = self.path / f".{_LEXICAL_DIR}.tmp"
             shutil.rmtree(tmp, ignore_errors=True)
-            for f in FIELDS:
+            for f in INDEX_FIELDS:
                 snap.lexical[f].save(tmp / f)
             final = self.path / _LEXICAL_DIR
             old = self.path / f".{_LEXICAL_DIR}.old"
@@ -582,7 +601,7 @@ class ToolKnowledgeBase:
 
 def _fields_complete(doc: ToolDoc, vectors: dict[str, np.ndarray], hashes: dict[str, str]) -> bool:
     h = doc.content_hash
-    for f in FIELDS:
+    for f in INDEX_FIELDS:
         has_text = bool(doc.field_text(f))
         if has_text and (f not in vectors or hashes.get(f) != h):
             return False

@@ -26,6 +26,9 @@ from typing import Any
 from toolret.llm import ChatMessage
 
 __all__ = [
+    "CARD_V1",
+    "EXPAND_V1",
+    "JUDGE_V1",
     "PLANNER_V1",
     "REFLECT_V1",
     "RERANK_POINTWISE_V1",
@@ -335,3 +338,77 @@ REFLECT_V1 = PromptTemplate(
         ),
     ),
 )
+
+_EXPAND_SYSTEM = """\
+You document software tools for a search engine that finds the right tool for a user's request.
+Output one JSON object and nothing else:
+{"function": "...", "tags": ["..."], "when_to_use": "...", "limitations": "...",
+ "hypothetical_questions": ["..."], "key_topics": ["..."], "inferred_response": "...", "inferred_examples": ["..."]}
+
+Rules:
+- Use only what the tool's documentation says or directly implies. Never invent parameters,
+  functions, outputs or capabilities.
+- function: what the tool does, under 20 words, in the real terms of its domain.
+- tags: 3 to 5 lowercase keywords.
+- when_to_use, limitations: only when the documentation supports them; otherwise "".
+- hypothetical_questions: 3 to 8 different requests a user could make that this tool answers,
+  using its parameters (with concrete values), worded as users write.
+- key_topics: 1 to 5 short topics or intents that tell this tool apart from similar ones.
+- inferred_response: only if the documentation has no response section: a short description of
+  what the tool returns, as far as the documentation implies it; otherwise "".
+- inferred_examples: only if the documentation has no examples: up to 2 example requests; otherwise []."""
+
+_EXPAND_USER = """\
+Tool documentation:
+{tool}
+
+Fields to regenerate (empty: all of them):
+{redo}
+
+Answer with the JSON object only."""
+
+#: Tool document expansion: profile, hypothetical questions, key topics, inferred fields (see toolret.expansion).
+EXPAND_V1 = PromptTemplate(name="expand", version=1, system=_EXPAND_SYSTEM, user=_EXPAND_USER)
+
+_JUDGE_SYSTEM = """\
+You check generated documentation of a software tool against the tool's original documentation.
+Output one JSON object and nothing else:
+{"unfaithful": ["field name", ...], "reasons": {"field name": "why"}}
+
+Rules:
+- A field is unfaithful when it claims a parameter, function, output or capability that the original
+  documentation does not state or directly imply, or contradicts it.
+- List only the unfaithful fields by their name (function, tags, when_to_use, limitations,
+  hypothetical_questions, key_topics, inferred_response, inferred_examples); [] when all are faithful."""
+
+_JUDGE_USER = """\
+Original documentation:
+{tool}
+
+Generated documentation:
+{generated}
+
+Answer with the JSON object only."""
+
+#: Faithfulness judge of an expansion (see toolret.expansion).
+JUDGE_V1 = PromptTemplate(name="judge_expansion", version=1, system=_JUDGE_SYSTEM, user=_JUDGE_USER)
+
+_CARD_SYSTEM = """\
+You write the condensed description of a software tool that an AI agent reads before calling it.
+Output one JSON object and nothing else:
+{"description": "...", "usage": "...", "example": {"name": "<tool name>", "arguments": {...}}}
+
+Rules:
+- description: the tool's purpose and built-in functions, and when to use it, in at most 2 sentences.
+- usage: one sentence on how to call it: the required arguments and anything easy to get wrong.
+- example: one call of this tool, using only its real parameter names with values of the right type.
+- Use only what the documentation says; never invent parameters or behaviour."""
+
+_CARD_USER = """\
+Tool documentation:
+{tool}
+
+Answer with the JSON object only."""
+
+#: EasyTool-style condensed tool card (see toolret.cards).
+CARD_V1 = PromptTemplate(name="card", version=1, system=_CARD_SYSTEM, user=_CARD_USER)

@@ -12,7 +12,6 @@ import numpy as np
 
 from toolret.arguments import spot_arguments
 from toolret.config import RetrievalConfig
-from toolret.documents import FIELDS
 from toolret.lexical import analyze
 from toolret.scoring import CandidateScore, FieldSignals, score_candidates
 from toolret.snapshot import Snapshot
@@ -64,15 +63,16 @@ def rank_query(
     use ``text`` and ``qvec``. Argument spotting always reads ``text``.
     """
     field_queries = field_queries or {}
+    fields = config.active_fields
     main_tokens = analyze(text)
-    tokens = {f: analyze(field_queries[f][0]) if f in field_queries else main_tokens for f in FIELDS}
-    vectors = {f: field_queries[f][1] if f in field_queries else qvec for f in FIELDS}
+    tokens = {f: analyze(field_queries[f][0]) if f in field_queries else main_tokens for f in fields}
+    vectors = {f: field_queries[f][1] if f in field_queries else qvec for f in fields}
     n = config.candidates_per_field
-    lex_all = {f: snap.lexical[f].scores(tokens[f]) for f in FIELDS}
-    dense_all = {f: snap.vectors[f] @ vectors[f] for f in FIELDS}
+    lex_all = {f: snap.lexical[f].scores(tokens[f]) for f in fields}
+    dense_all = {f: snap.vectors[f] @ vectors[f] for f in fields}
     named = named_tools(snap, text)
     pool: set[int] = set(named) | set(history or ())
-    for f in FIELDS:
+    for f in fields:
         mask = snap.present[f]
         pool.update(top_n(lex_all[f], mask, n).tolist())
         pool.update(top_n(dense_all[f] + 1.0, mask, n).tolist())
@@ -80,10 +80,10 @@ def rank_query(
     args = spot_arguments(text)
     signals = FieldSignals(
         candidates=cands,
-        lexical={f: lex_all[f][cands] for f in FIELDS},
-        lexical_bound={f: snap.lexical[f].upper_bound(tokens[f]) for f in FIELDS},
-        dense={f: dense_all[f][cands] for f in FIELDS},
-        present={f: snap.present[f][cands] for f in FIELDS},
+        lexical={f: lex_all[f][cands] for f in fields},
+        lexical_bound={f: snap.lexical[f].upper_bound(tokens[f]) for f in fields},
+        dense={f: dense_all[f][cands] for f in fields},
+        present={f: snap.present[f][cands] for f in fields},
     )
     query_words = set(tokenize(text, drop_stopwords=False))
     ranked = score_candidates(signals, snap.docs, config, args=args, query_words=query_words, name_matches=named, history=history)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from toolret.documents import FIELDS, ToolDoc
+from toolret.documents import INDEX_FIELDS, ToolDoc
 from toolret.snapshot import Snapshot
 from toolret.store import ChromaStore, StoredTool
 
@@ -45,7 +45,7 @@ def _complete(stored: StoredTool, expected_hash: str) -> bool:
     doc = stored.doc
     if doc.content_hash != expected_hash:
         return False
-    for field in FIELDS:
+    for field in INDEX_FIELDS:
         if doc.field_text(field) and (field not in stored.vectors or stored.field_hashes.get(field) != expected_hash):
             return False
     return True
@@ -60,7 +60,7 @@ def read_changes(store: ChromaStore, snap: Snapshot) -> Changes:
     merged: dict[str, tuple[ToolDoc, dict[str, np.ndarray]]] = {}
     for i, doc in enumerate(snap.docs):
         if doc.id in index:
-            merged[doc.id] = (doc, {f: snap.vectors[f][i] for f in FIELDS if snap.present[f][i]})
+            merged[doc.id] = (doc, {f: snap.vectors[f][i] for f in INDEX_FIELDS if snap.present[f][i]})
     added: list[str] = []
     updated: list[str] = []
     consistent = True

@@ -25,7 +25,7 @@ import numpy as np
 
 from toolret.arguments import SpottedArgument, param_satisfaction
 from toolret.config import RetrievalConfig
-from toolret.documents import FIELDS, ToolDoc
+from toolret.documents import INDEX_FIELDS, ToolDoc
 
 __all__ = ["FEATURE_NAMES", "CandidateScore", "FieldSignals", "parameter_penalty", "score_candidates"]
 
@@ -57,7 +57,7 @@ class CandidateScore:
 #: The features a learned scorer weighs (toolret.learn); "heuristic" is the MFTR score itself,
 #: so a fitted model starts from, and can only move away from, the hand-set formula.
 FEATURE_NAMES: tuple[str, ...] = (
-    *(f"lex_{f}" for f in FIELDS), *(f"dense_{f}" for f in FIELDS), *(f"has_{f}" for f in FIELDS),
+    *(f"lex_{f}" for f in INDEX_FIELDS), *(f"dense_{f}" for f in INDEX_FIELDS), *(f"has_{f}" for f in INDEX_FIELDS),
     "penalty", "name_match", "history", "heuristic",
 )
 
@@ -105,9 +105,16 @@ def score_candidates(
     combined = np.zeros(n, dtype=np.float64)
     weight_sum = np.zeros(n, dtype=np.float64)
     per_field: dict[str, np.ndarray] = {}
+    zeros = np.zeros(n, dtype=np.float64)
     lex_cols: list[np.ndarray] = []
     dense_cols: list[np.ndarray] = []
-    for field in FIELDS:
+    present_cols: list[np.ndarray] = []
+    for field in INDEX_FIELDS:
+        if field not in signals.present:  # switched off (RetrievalConfig.fields): no signal, no weight
+            lex_cols.append(zeros)
+            dense_cols.append(zeros)
+            present_cols.append(zeros)
+            continue
         w = weights[field]
         present = signals.present[field]
         lex = signals.lexical[field].astype(np.float64)
@@ -120,6 +127,7 @@ def score_candidates(
         s_f = np.where(present, beta * lex_norm + (1.0 - beta) * dense, 0.0)
         lex_cols.append(np.where(present, lex_norm, 0.0))
         dense_cols.append(np.where(present, dense, 0.0))
+        present_cols.append(present.astype(np.float64))
         per_field[field] = s_f
         combined += w * s_f
         weight_sum += np.where(present, w, 0.0)
@@ -135,12 +143,12 @@ def score_candidates(
         named = index in name_matches
         h = history.get(index, 0.0) if history else 0.0
         heuristic = float(base[row]) + (config.name_match_boost if named else 0.0) + config.history_weight * h - penalty
-        fields = {f: round(float(per_field[f][row]), 6) for f in FIELDS if signals.present[f][row]}
+        fields = {f: round(float(s_f[row]), 6) for f, s_f in per_field.items() if signals.present[f][row]}
         if h:
             fields["history"] = h
         features = (
             *(float(c[row]) for c in lex_cols), *(float(c[row]) for c in dense_cols),
-            *(float(signals.present[f][row]) for f in FIELDS),
+            *(float(c[row]) for c in present_cols),
             penalty / pen_scale, float(named), h, heuristic,
         )
         score = heuristic if learned is None else float(np.dot(learned, features))

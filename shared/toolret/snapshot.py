@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from toolret.documents import FIELDS, ToolDoc
+from toolret.documents import INDEX_FIELDS, ToolDoc
 from toolret.lexical import LexicalIndex
 from toolret.text import humanize_name
 
@@ -52,7 +52,7 @@ def build_snapshot(
     n = len(docs)
     mats: dict[str, np.ndarray] = {}
     present: dict[str, np.ndarray] = {}
-    for f in FIELDS:
+    for f in INDEX_FIELDS:
         mat = np.zeros((n, dim), dtype=np.float32)
         mask = np.zeros(n, dtype=bool)
         for i, vecs in enumerate(vectors):
@@ -63,7 +63,7 @@ def build_snapshot(
         mats[f] = mat
         present[f] = mask
     if lexical is None:
-        lexical = {f: LexicalIndex.build([d.field_text(f) for d in docs]) for f in FIELDS}
+        lexical = {f: LexicalIndex.build([d.field_text(f) for d in docs]) for f in INDEX_FIELDS}
     names: dict[str, list[int]] = {}
     for i, doc in enumerate(docs):
         for key in _name_keys(doc):

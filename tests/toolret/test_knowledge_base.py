@@ -159,7 +159,7 @@ def test_sync_reembeds_only_changed_tools(embedder):
         for i in range(20)
     ]
     kb.add(docs)
-    assert sum(calls) == 40  # description + parameters field of 20 tools
+    assert sum(calls) == 60  # description, parameters and (offline) profile fields of 20 tools
     calls.clear()
 
     changed = docs[3].model_copy(update={"description": "Does something entirely different."})
@@ -169,7 +169,7 @@ def test_sync_reembeds_only_changed_tools(embedder):
     assert report.updated == ["tool_3"]
     assert report.removed == ["tool_19"]
     assert report.unchanged == 18
-    assert sum(calls) == 2 + 1  # tool_3 (2 fields) and tool_new (1 field)
+    assert sum(calls) == 3 + 2  # tool_3 (3 fields) and tool_new (description, profile)
     assert len(kb) == 20 and "tool_19" not in kb
     assert kb.get("tool_3").description == "Does something entirely different."
 
