@@ -22,8 +22,8 @@ Example:
     >>> doc = ToolDoc(name="getCityWeather", description="Current weather for a city. Uses METAR data.",
     ...               parameters=[ToolParam(name="city_name", type="string", required=True)])
     >>> e = expand_offline(doc).expansion
-    >>> e.function, e.tags, e.sources["function"]
-    ('Current weather for a city.', ['city', 'weather', 'name'], 'offline:first_sentence')
+    >>> e.function, e.tags, e.sources["function"], e.card["example"]
+    ('Current weather for a city.', ['city', 'weather', 'name'], 'offline:first_sentence', {'name': 'getCityWeather', 'arguments': {'city_name': '<city_name>'}})
 """
 
 from __future__ import annotations
@@ -109,8 +109,8 @@ def expand_offline(doc: ToolDoc) -> ToolDoc:
     """``doc`` with the offline profile filled in where its expansion has nothing yet.
 
     ``function``: the description's first sentence (no description, no function — the name's
-    words are already in the description field). ``tags``: :func:`_keywords`. Values an LLM
-    already wrote are kept.
+    words are already in the description field). ``tags``: :func:`_keywords`. ``card``: the
+    offline condensed card (:func:`toolret.cards.offline_card`). Values already there are kept.
     """
     exp = doc.expansion
     update: dict[str, Any] = {}
@@ -123,6 +123,11 @@ def expand_offline(doc: ToolDoc) -> ToolDoc:
         if tags:
             update["tags"] = tags
             sources["tags"] = "offline:names"
+    if exp.card is None:
+        from toolret.cards import offline_card
+
+        update["card"] = offline_card(doc).model_dump()
+        sources["card"] = "offline:card"
     if not update:
         return doc
     update["sources"] = sources

@@ -48,7 +48,8 @@ def test_offline_profile_takes_the_first_sentence_and_name_keywords():
     exp = doc.expansion
     assert exp.function == "Current weather conditions for a city."
     assert exp.tags[:3] == ["city", "weather", "name"] and "geo" in exp.tags
-    assert exp.sources == {"function": "offline:first_sentence", "tags": "offline:names"}
+    assert exp.sources == {"function": "offline:first_sentence", "tags": "offline:names", "card": "offline:card"}
+    assert exp.card is not None and exp.card["source"] == "offline"
     assert doc.description == WEATHER.description and doc.parameters == WEATHER.parameters  # source untouched
     assert doc.field_text("profile").startswith("Current weather conditions for a city.\ncity, weather")
     assert doc.source_hash == WEATHER.source_hash and doc.content_hash != WEATHER.content_hash
