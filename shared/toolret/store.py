@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from toolret.documents import ToolDoc
+from toolret.documents import INDEX_FIELDS, ToolDoc
 from toolret.errors import InvalidToolError, KnowledgeBaseError, ModelMismatchError
 
 __all__ = ["FORMAT_VERSION", "ChromaStore", "StoredTool", "field_record_id", "http_client"]
@@ -150,7 +150,7 @@ class ChromaStore:
         stale: list[str] = []
         for doc, fields in zip(docs, vectors):
             h = doc.content_hash
-            for field in ("description", "parameters", "response", "examples"):
+            for field in INDEX_FIELDS:
                 rid = field_record_id(doc.id, field)
                 if field in fields:
                     f_ids.append(rid)
@@ -177,7 +177,7 @@ class ChromaStore:
         ids = list(tool_ids)
         for part in self._batches(len(ids)):
             self._tools.delete(ids=ids[part])
-        f_ids = [field_record_id(t, f) for t in ids for f in ("description", "parameters", "response", "examples")]
+        f_ids = [field_record_id(t, f) for t in ids for f in INDEX_FIELDS]
         for part in self._batches(len(f_ids)):
             self._fields.delete(ids=f_ids[part])
 
@@ -251,7 +251,7 @@ class ChromaStore:
                 except (json.JSONDecodeError, TypeError, InvalidToolError) as exc:
                     raise KnowledgeBaseError(f"stored tool {rid!r} in {self.name!r} is corrupt ({exc})") from exc
                 vectors[rid], hashes[rid] = {}, {}
-        f_ids = [field_record_id(t, f) for t in docs for f in ("description", "parameters", "response", "examples")]
+        f_ids = [field_record_id(t, f) for t in docs for f in INDEX_FIELDS]
         for part in self._batches(len(f_ids)):
             got = self._fields.get(ids=f_ids[part], include=["embeddings", "metadatas"])
             embeddings = got.get("embeddings")
