@@ -65,15 +65,15 @@ Reply = AIMessage | str | BaseException | Callable[[ModelCall], "AIMessage | str
 class ScriptedChatModel(BaseChatModel):
     """A chat model that answers from ``replies`` in order and records every :class:`ModelCall`.
 
-    After the script runs out it repeats ``default`` (a final text answer) so an agent loop
-    always ends. ``structured(answers)`` builds one whose ``with_structured_output`` returns
+    After the script runs out it answers with ``default`` (by default a final text, so an agent
+    loop always ends; a function of the call makes a scripted *policy* for any number of calls). ``structured(answers)`` builds one whose ``with_structured_output`` returns
     the given objects, for testing LLM steps.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     replies: list[Any] = Field(default_factory=list)
-    default: str = "Done."
+    default: Any = "Done."
     calls: list[ModelCall] = Field(default_factory=list)
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
 
