@@ -33,6 +33,12 @@ FORMAT_VERSION = 1
 _SEP = "::field::"
 
 
+#: ChromaDB builds an HNSW graph for every collection, but toolret searches its in-memory
+#: matrices and never queries that graph: build a cheap one (writes ~3x faster at 10k tools).
+#: Applies to newly created collections; existing ones keep theirs.
+_CHEAP_HNSW = {"hnsw:construction_ef": 16, "hnsw:M": 4, "hnsw:sync_threshold": 100_000}
+
+
 def field_record_id(tool_id: str, field: str) -> str:
     return f"{tool_id}{_SEP}{field}"
 
@@ -121,7 +127,7 @@ class ChromaStore:
                 f"knowledge base {self.name!r} was built with embedder {stored!r} but was opened with "
                 f"{embedder_name!r}; open it with the same embedder or rebuild it"
             )
-        meta = {"toolret_format": FORMAT_VERSION, "embedder": embedder_name, "hnsw:space": "cosine"}
+        meta = {"toolret_format": FORMAT_VERSION, "embedder": embedder_name, "hnsw:space": "cosine", **_CHEAP_HNSW}
         self._tools = self.client.get_or_create_collection(f"{self.name}_tools", metadata=meta, embedding_function=None)
         self._fields = self.client.get_or_create_collection(f"{self.name}_fields", metadata=meta, embedding_function=None)
         self._history = self.client.get_or_create_collection(f"{self.name}_history", metadata=meta, embedding_function=None)
