@@ -2,8 +2,8 @@
 
 For each size M (default 1k, 10k, 100k) a fresh process builds an in-memory knowledge base
 of M tools (:mod:`toolret.scale`: the real benchmark tools plus synthetic variants, seed 0),
-then searches the same sampled queries (ToolE single and BFCL, 300 each by default) with
-each preset. Measured per size:
+then searches the same sampled queries (ToolE single and BFCL, 200 each by default) with
+each preset (one BLAS thread, see ``run_bench``). Measured per size:
 
 * index seconds: ``ToolKnowledgeBase.add`` of the M tools (ChromaDB writes, BM25 indexes,
   snapshot), with embeddings served from the cache (embedding is a one-off, reported apart);
@@ -92,7 +92,7 @@ class _Preset:
 
 
 def run_size(root: str | Path, size: int, out: str | Path, *, datasets: Sequence[str] = DEFAULT_DATASETS,
-             per_dataset: int = 300, presets: Sequence[str] = ("fast", "balanced")) -> dict[str, Any]:
+             per_dataset: int = 200, presets: Sequence[str] = ("fast", "balanced")) -> dict[str, Any]:
     """Build a registry of ``size`` tools, evaluate every preset, write ``size-<M>.json``."""
     from toolret import ToolKnowledgeBase
     from toolret.embedding import resolve_embedder
@@ -134,6 +134,8 @@ def run_size(root: str | Path, size: int, out: str | Path, *, datasets: Sequence
         print(f"M={size}: {preset} R@5 {report.metrics['recall@5']:.3f} p50 {report.latency_ms['p50']:.1f} ms",
               flush=True)
     entry["rss_peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    entry["load_average_1m_end"] = os.getloadavg()[0]  # other work on the machine inflates latencies
+    entry["blas_threads"] = os.environ.get("OPENBLAS_NUM_THREADS", "default")
     path = Path(out) / f"size-{size}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(entry, indent=2) + "\n", encoding="utf-8")
@@ -201,7 +203,7 @@ def plot_scale(entries: Sequence[dict[str, Any]], out_png: str | Path) -> Path:
 
 
 def run_bench(root: str | Path, out: str | Path, *, sizes: Sequence[int] = DEFAULT_SIZES,
-              datasets: Sequence[str] = DEFAULT_DATASETS, per_dataset: int = 300,
+              datasets: Sequence[str] = DEFAULT_DATASETS, per_dataset: int = 200,
               presets: Sequence[str] = ("fast", "balanced")) -> dict[str, Any]:
     """Warm the cache, run every size in its own process, write scale.json/.md/.png."""
     out = Path(out)
@@ -212,7 +214,10 @@ def run_bench(root: str | Path, out: str | Path, *, sizes: Sequence[int] = DEFAU
         cmd = [sys.executable, "-m", "toolret.scale_bench", str(root), str(size), str(out), ",".join(datasets),
                str(per_dataset), ",".join(presets)]
         start = time.perf_counter()
-        done = subprocess.run(cmd, env={**os.environ, "TOKENIZERS_PARALLELISM": "false"}, check=False)
+        # One BLAS thread: on two cores the query embedding and a second BLAS thread fight, and
+        # spinning BLAS threads made a 10k-tool matrix-vector product 4x slower (18 vs 4 ms).
+        env = {**os.environ, "TOKENIZERS_PARALLELISM": "false", "OPENBLAS_NUM_THREADS": "1"}
+        done = subprocess.run(cmd, env=env, check=False)
         if done.returncode != 0:
             raise ToolRetError(f"the scale run for {size} tools failed (exit {done.returncode})")
         entries.append(json.loads((out / f"size-{size}.json").read_text(encoding="utf-8")))
