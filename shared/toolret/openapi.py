@@ -34,7 +34,7 @@ Example:
     >>> doc.name, doc.field_text("parameters"), doc.metadata["tags"]
     ('getPet', 'pet_id (integer, required)', ['pets'])
     >>> doc.field_text("response")
-    'Returns: name (string); parent (object)'
+    'The pet Returns: name (string); parent (object)'
 """
 
 from __future__ import annotations
