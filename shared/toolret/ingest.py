@@ -48,7 +48,7 @@ MAX_SCHEMA_NESTING = 64
 _UNNAMED = "<unnamed>"
 _EXTRA_KEYS = ("response", "returns", "examples")
 #: Packages whose tool objects need an adapter rather than generic ingestion.
-_FRAMEWORKS = {"langchain": "langchain_toolret", "llama_index": "llamaindex_toolret", "mcp": "an MCP adapter"}
+_FRAMEWORKS = {"langchain": "langchain_toolret", "llama_index": "llamaindex_toolret", "mcp": "toolret.mcp_source.from_mcp_tool"}
 
 
 # ================================================================== JSON schema -> params
