@@ -5,7 +5,8 @@ its id, with its description and argument schema) and the same embedding model â
 packaged all-MiniLM-L6-v2, handed to stock LlamaIndex through ``ToolretEmbedding`` â€” so the
 difference is the retrieval method alone: one embedded text per tool (stock) against toolret's
 per-field hybrid BM25 + dense MFTR scoring. Queries go through each index's ``as_retriever``,
-the object an agent calls, and are timed there.
+the object an agent calls, and are timed there (each query on every method in turn, so a
+change in machine load affects all methods alike).
 
     python examples/llamaindex_compare.py --limit 300
     python examples/llamaindex_compare.py --datasets toole_single --limit 1000 --json out.json
@@ -36,22 +37,31 @@ from llamaindex_toolret import ToolObjectIndex, ToolretEmbedding, doc_to_tool
 ROOT = Path(__file__).resolve().parents[1].parent / "shared" / "benchmarks"
 
 
-def measure(retrieve: Callable[[str], list[Any]], queries: list[Any], k: int, by_name: bool) -> dict[str, float]:
-    retrieve(queries[0].query)  # warm-up: first-call imports and caches are not query latency
-    recalls, name_recalls, latencies = [], [], []
+def measure(retrievers: dict[str, Callable[[str], list[Any]]], queries: list[Any], k: int,
+            by_name: bool) -> dict[str, dict[str, float]]:
+    """Recall@k and latency per retriever, queries interleaved so load changes hit all alike."""
+    for retrieve in retrievers.values():
+        retrieve(queries[0].query)  # warm-up: first-call imports and caches are not query latency
+    recalls: dict[str, list[float]] = {m: [] for m in retrievers}
+    name_recalls: dict[str, list[float]] = {m: [] for m in retrievers}
+    latencies: dict[str, list[float]] = {m: [] for m in retrievers}
     for q in queries:
-        start = time.perf_counter()
-        tools = retrieve(q.query)
-        latencies.append((time.perf_counter() - start) * 1000)
-        ids = [t.metadata.name for t in tools]
-        recalls.append(recall_at_k(q.relevant, ids, k))
+        for method, retrieve in retrievers.items():
+            start = time.perf_counter()
+            tools = retrieve(q.query)
+            latencies[method].append((time.perf_counter() - start) * 1000)
+            ids = [t.metadata.name for t in tools]
+            recalls[method].append(recall_at_k(q.relevant, ids, k))
+            if by_name:
+                names = list(dict.fromkeys(i.split("#")[0] for i in ids))
+                name_recalls[method].append(recall_at_k({r.split("#")[0] for r in q.relevant}, names, k))
+    out = {}
+    for method in retrievers:
+        row = {f"recall@{k}": statistics.fmean(recalls[method]), "p50_ms": percentile(latencies[method], 50),
+               "p95_ms": percentile(latencies[method], 95)}
         if by_name:
-            names = list(dict.fromkeys(i.split("#")[0] for i in ids))
-            name_recalls.append(recall_at_k({r.split("#")[0] for r in q.relevant}, names, k))
-    out = {f"recall@{k}": statistics.fmean(recalls), "p50_ms": percentile(latencies, 50),
-           "p95_ms": percentile(latencies, 95)}
-    if by_name:
-        out[f"name_recall@{k}"] = statistics.fmean(name_recalls)
+            row[f"name_recall@{k}"] = statistics.fmean(name_recalls[method])
+        out[method] = row
     return out
 
 
@@ -59,26 +69,23 @@ def compare(folder: Path, limit: int | None, k: int, presets: list[str]) -> list
     ds = load_dataset(folder)
     queries = sample_queries(ds.queries, limit, seed=0)
     tools = [doc_to_tool(doc) for doc in ds.tool_docs()]
-    by_name = folder.name == "bfcl"
-    rows = []
 
     start = time.perf_counter()
     stock = ObjectIndex.from_objects(tools, embed_model=ToolretEmbedding())
-    stock_index_s = time.perf_counter() - start
-    stock_retriever = stock.as_retriever(similarity_top_k=k)
-    rows.append({"method": "ObjectIndex (stock, MiniLM)", "index_s": stock_index_s,
-                 **measure(stock_retriever.retrieve, queries, k, by_name)})
+    index_s = {"ObjectIndex (stock, MiniLM)": time.perf_counter() - start}
+    retrievers = {"ObjectIndex (stock, MiniLM)": stock.as_retriever(similarity_top_k=k).retrieve}
 
     start = time.perf_counter()
     ours = ToolObjectIndex.from_objects(tools)
-    ours_index_s = time.perf_counter() - start
+    ours_s = time.perf_counter() - start
     for preset in presets:
-        retriever = ours.as_retriever(similarity_top_k=k, config=preset, keep_used=0)
-        rows.append({"method": f"ToolObjectIndex ({preset})", "index_s": ours_index_s,
-                     **measure(retriever.retrieve, queries, k, by_name)})
-    for row in rows:
-        row.update(dataset=folder.name, n_tools=len(tools), n_queries=len(queries))
-    return rows
+        method = f"ToolObjectIndex ({preset})"
+        retrievers[method] = ours.as_retriever(similarity_top_k=k, config=preset, keep_used=0).retrieve
+        index_s[method] = ours_s
+
+    results = measure(retrievers, queries, k, by_name=folder.name == "bfcl")
+    return [{"dataset": folder.name, "n_tools": len(tools), "n_queries": len(queries), "method": method,
+             "index_s": index_s[method], **row} for method, row in results.items()]
 
 
 def print_table(rows: list[dict[str, Any]], k: int) -> None:

@@ -89,8 +89,7 @@ class ToolRetriever(BaseRetriever):
         key = query.strip()
         if not key or key not in self.kb:
             return None
-        doc = self.kb.get(key)
-        return self._node(doc.id, 1.0, {"match": "name"})
+        return self._node(key, 1.0, {"match": "name"})
 
     def _node(self, tool_id: str, score: float, extra: dict[str, Any]) -> NodeWithScore:
         try:
@@ -202,7 +201,10 @@ class ToolObjectRetriever(ObjectRetriever[BaseTool]):
         hit = self.retriever.lookup(query.query_str)
         if hit is None:
             return None
-        tool = self._object_node_mapping.from_node(hit.node)
+        tool = self._object_node_mapping.get(hit.node.node_id)  # type: ignore[attr-defined]
+        if tool is None:  # indexed, but no live object: the agent reports "not found" itself
+            logger.warning("no live LlamaIndex tool attached for %r (insert_object it)", hit.node.node_id)
+            return []
         self._remember(hit.node.node_id)
         return [tool]
 

@@ -136,3 +136,15 @@ def test_bad_keep_used_is_refused(shared_index):
 
     with pytest.raises(ConfigError, match="keep_used"):
         shared_index.as_retriever(keep_used=-1)
+
+
+def test_tools_indexed_without_a_live_object_are_skipped_not_fatal(caplog):
+    from toolret import ToolDoc
+
+    index = ToolObjectIndex.from_objects(agent_tools())
+    index.knowledge_base.add([ToolDoc(name="launch_rocket", description="Launch a rocket into orbit.")])
+    retriever = index.as_retriever(similarity_top_k=2)
+    assert retriever.retrieve("launch_rocket") == []
+    found = names(retriever.retrieve("launch a rocket to orbit"))
+    assert "launch_rocket" not in found and len(found) == 1
+    assert "launch_rocket" in caplog.text
