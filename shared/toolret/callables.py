@@ -20,9 +20,12 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any, NamedTuple
 
+from pydantic import ValidationError
+
 from toolret.docstrings import parse_docstring
 from toolret.documents import ToolDoc, ToolParam
 from toolret.errors import InvalidToolError
+from toolret.guards import MAX_DOCSTRING_CHARS, checked_doc, safe_label
 
 __all__ = ["from_callable", "from_module"]
 
@@ -71,7 +74,7 @@ def from_callable(fn: Callable[..., Any], *, name: str | None = None) -> ToolDoc
     'width (number, required): Width in metres.\\nheight (number, optional)'
     """
     own_name = _callable_name(fn)
-    label = name if isinstance(name, str) and name.strip() else own_name or _UNNAMED
+    label = safe_label(name.strip() if isinstance(name, str) and name.strip() else own_name.strip() or _UNNAMED)
     if not callable(fn):
         raise InvalidToolError(label, "callable", f"expected a callable, got {type(fn).__name__}")
     if name is not None and (not isinstance(name, str) or not name.strip()):
@@ -79,8 +82,8 @@ def from_callable(fn: Callable[..., Any], *, name: str | None = None) -> ToolDoc
     tool_name = (name or own_name or "").strip()
     if not tool_name:
         raise InvalidToolError(_UNNAMED, "name", "the callable has no __name__; pass name=")
-    raw_doc = getattr(fn, "__doc__", None)
-    raw_doc = raw_doc if isinstance(raw_doc, str) else ""
+    raw_doc = _attr(fn, "__doc__")
+    raw_doc = raw_doc[:MAX_DOCSTRING_CHARS] if isinstance(raw_doc, str) else ""
     sig = _signature(fn, own_name or tool_name, raw_doc)
     parsed = parse_docstring(sig.doc)
     hints = _type_hints(fn)
@@ -97,8 +100,14 @@ def from_callable(fn: Callable[..., Any], *, name: str | None = None) -> ToolDoc
             kind = _named_type(parsed.param_types[arg.name])
         default = _json_value(arg.default) if arg.has_default else None
         text = parsed.params.get(arg.name, "")
-        params.append(ToolParam(name=arg.name, type=kind, required=not arg.has_default,
-                                description=text, enum=enum_values, default=default))
+        if not isinstance(arg.name, str) or not arg.name.strip():
+            raise InvalidToolError(label, "parameters", f"parameter name {arg.name!r} is empty or not a string")
+        try:
+            params.append(ToolParam(name=arg.name, type=kind, required=not arg.has_default,
+                                    description=text, enum=enum_values, default=default))
+        except ValidationError as exc:
+            problem = str(exc.errors()[0].get("msg", exc))
+            raise InvalidToolError(label, f"parameters.{safe_label(arg.name)}", problem) from None
         prop: dict[str, Any] = {} if kind == "any" else {"type": kind.split("|") if "|" in kind else kind}
         if text:
             prop["description"] = text
@@ -110,20 +119,28 @@ def from_callable(fn: Callable[..., Any], *, name: str | None = None) -> ToolDoc
     schema = {"type": "object", "properties": properties, "required": [p.name for p in params if p.required]}
 
     metadata: dict[str, Any] = {}
-    module = getattr(fn, "__module__", None)
+    module = _attr(fn, "__module__")
     if isinstance(module, str):
         metadata["module"] = module
     if sig.varargs:
         metadata["varargs"] = sig.varargs
     if sig.varkw:
         metadata["varkw"] = sig.varkw
-    return ToolDoc(name=tool_name, description=description, parameters=params, response=response,
-                   examples=parsed.examples, input_schema=schema, metadata=metadata)
+    return checked_doc(ToolDoc(name=tool_name, description=description, parameters=params, response=response,
+                               examples=parsed.examples, input_schema=schema, metadata=metadata))
+
+
+def _attr(obj: Any, name: str) -> Any:
+    """``getattr(obj, name, None)`` that survives objects whose attribute lookup raises anything."""
+    try:
+        return getattr(obj, name, None)
+    except Exception:  # noqa: BLE001 - user objects may raise anything from __getattr__
+        return None
 
 
 def _callable_name(fn: Any) -> str:
     target = fn.func if isinstance(fn, functools.partial) else fn
-    value = getattr(target, "__name__", None)
+    value = _attr(target, "__name__")
     return value if isinstance(value, str) else type(fn).__name__
 
 
@@ -155,7 +172,7 @@ def _signature(fn: Any, short_name: str, doc: str) -> _Signature:
     doc = "\n".join(lines)
     try:
         signature = inspect.signature(fn)
-    except (ValueError, TypeError):
+    except Exception:  # noqa: BLE001 - builtins without one (ValueError), user objects (anything)
         return _Signature(*_parse_text_signature(text_args or ""), doc, arrow)
     args: list[_Arg] = []
     varargs = varkw = ""
@@ -241,7 +258,7 @@ def _json_type_inner(annotation: Any) -> tuple[str, list[Any] | None]:
     if not isinstance(annotation, type):
         return "any", None
     if issubclass(annotation, enum.Enum):
-        values = [member.value for member in annotation]
+        values = [m.value for m in annotation if _json_value(m.value) == m.value]
         kinds = dict.fromkeys(_json_type_inner(type(v))[0] for v in values)
         return (kinds.popitem()[0] if len(kinds) == 1 else "any"), values or None
     for py_type, json_name in ((bool, "boolean"), (int, "integer"), (float, "number"), (str, "string")):
@@ -267,9 +284,14 @@ def _named_type(text: str) -> str:
 
 
 def _json_value(value: Any) -> Any:
-    """``value`` as plain JSON (tuples become lists), or ``None`` when it is not JSON."""
+    """``value`` as plain JSON (tuples become lists), or ``None`` when it is not JSON.
+
+    Not JSON: Python objects, NaN and infinities, cycles, text that is not valid Unicode.
+    """
     try:
-        return json.loads(json.dumps(value, allow_nan=False))
+        text = json.dumps(value, allow_nan=False, ensure_ascii=False)
+        text.encode("utf-8")  # a lone surrogate cannot be stored
+        return json.loads(text)
     except (TypeError, ValueError, RecursionError):
         return None
 

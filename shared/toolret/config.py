@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from toolret.documents import INDEX_FIELDS
 from toolret.errors import ConfigError
+from toolret.guards import DEFAULT_MAX_DOC_CHARS, DEFAULT_MAX_TOOLS
 
 __all__ = ["PRESETS", "FieldWeights", "LearnedWeights", "PenaltyConfig", "PresetName", "RetrievalConfig"]
 
@@ -120,6 +121,11 @@ class RetrievalConfig(BaseModel):
     )
     n_variants: int = Field(default=2, ge=0, le=3, description="Query variants per sub-task an LLM planner adds.")
     llm_timeout: float = Field(default=10.0, gt=0, description="Seconds an LLM step may take before it falls back.")
+    llm_budget_s: float = Field(
+        default=30.0, ge=0,
+        description="Seconds all LLM steps of one search may take together; once spent, later LLM steps run "
+        "their offline path (trace: fallback). 0 keeps every search offline.",
+    )
     whole_query_budget: bool = Field(
         default=True,
         description="With sub-tasks, the whole request also gets a share of the k slots.",
@@ -167,6 +173,10 @@ class RetrievalConfig(BaseModel):
     )
     max_query_chars: int = Field(default=8_000, ge=16)
     max_k: int = Field(default=200, ge=1)
+    max_tools: int = Field(default=DEFAULT_MAX_TOOLS, ge=1,
+                           description="Most tools a knowledge base holds (add/sync refuse more; docs/security.md).")
+    max_doc_chars: int = Field(default=DEFAULT_MAX_DOC_CHARS, ge=1_000,
+                               description="Largest tool document, in characters of its stored JSON.")
 
     def __init__(self, **data: object) -> None:
         try:

@@ -27,9 +27,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["ParsedDocstring", "doctest_snippets", "first_sentence", "parse_docstring"]
+__all__ = ["MAX_DOCSTRING_CHARS", "ParsedDocstring", "doctest_snippets", "first_sentence", "parse_docstring"]
 
 logger = logging.getLogger("toolret")
+
+#: Longer docstrings are cut before parsing: documentation, not a data dump (and the parser's
+#: cost grows with the text).
+MAX_DOCSTRING_CHARS = 50_000
 
 #: Meta sections whose text is prose about the tool, so it stays in the description.
 _PROSE_SECTIONS = frozenset({"notes", "note", "warnings", "warning"})
@@ -96,11 +100,12 @@ def parse_docstring(text: str | None) -> ParsedDocstring:
     """Split a Google, NumPy or reST docstring into summary, prose, params, returns and examples.
 
     Doctest blocks in the prose are moved to ``examples`` (they are code, not description).
-    Any failure of the parser falls back to the whole cleaned text as the description.
+    Any failure of the parser falls back to the whole cleaned text as the description. Text past
+    :data:`MAX_DOCSTRING_CHARS` characters is ignored.
     """
     if not isinstance(text, str) or not text.strip():
         return ParsedDocstring()
-    text, clinic = _clinic_params(text)
+    text, clinic = _clinic_params(text[:MAX_DOCSTRING_CHARS])
     cleaned = inspect.cleandoc(text)
     try:
         return _parse(cleaned, clinic)

@@ -28,6 +28,13 @@ from pydantic import ValidationError
 from toolret.callables import from_callable, from_module
 from toolret.documents import ToolDoc, ToolParam
 from toolret.errors import DatasetError, InvalidToolError
+from toolret.guards import (
+    MAX_SCHEMA_NESTING,
+    check_shape,
+    checked_doc,
+    plain_json,
+    safe_label,
+)
 
 __all__ = [
     "MAX_SCHEMA_NESTING",
@@ -42,9 +49,6 @@ __all__ = [
 
 logger = logging.getLogger("toolret")
 
-#: Deepest JSON nesting (objects and arrays; about half as many nested schemas) accepted in
-#: a parameters schema. Deeper input is a generator bug or a cycle, not documentation.
-MAX_SCHEMA_NESTING = 64
 _UNNAMED = "<unnamed>"
 _EXTRA_KEYS = ("response", "returns", "examples")
 #: Packages whose tool objects need an adapter rather than generic ingestion.
@@ -66,8 +70,7 @@ def params_from_schema(schema: Any, *, tool: str, field: str = "parameters") -> 
         return []
     if not isinstance(schema, dict):
         raise InvalidToolError(tool, field or "schema", f"expected a JSON-schema object, got {type(schema).__name__}")
-    _check_nesting(schema, tool, field)
-    _require_json(schema, tool, field or "schema")
+    schema = plain_json(schema, tool=tool, field=field)
     props = schema.get("properties")
     props = {} if props is None else props
     if not isinstance(props, dict):
@@ -125,28 +128,6 @@ def _schema_type(schema: dict[str, Any], tool: str, path: str) -> str:
     return "any"
 
 
-def _check_nesting(schema: dict[str, Any], tool: str, field: str) -> None:
-    """Reject schemas nested deeper than :data:`MAX_SCHEMA_NESTING` (cycles included)."""
-    stack: list[tuple[Any, int, str]] = [(schema, 1, field)]
-    while stack:
-        node, depth, path = stack.pop()
-        if depth > MAX_SCHEMA_NESTING:
-            raise InvalidToolError(tool, path, f"schema is nested deeper than {MAX_SCHEMA_NESTING} levels")
-        items = node.items() if isinstance(node, dict) else enumerate(node)
-        for key, value in items:
-            if isinstance(value, (dict, list)):
-                sub = _join(path, str(key)) if isinstance(node, dict) else f"{path}[{key}]"
-                stack.append((value, depth + 1, sub))
-
-
-def _require_json(value: Any, tool: str, field: str) -> None:
-    """Schemas and metadata are stored and hashed as JSON; a Python object in them is an error."""
-    try:
-        json.dumps(value)
-    except (TypeError, ValueError, RecursionError) as exc:
-        raise InvalidToolError(tool, field, f"not JSON-serializable: {exc}") from None
-
-
 def _join(field: str, rest: str) -> str:
     return f"{field}.{rest}" if field else rest
 
@@ -161,6 +142,7 @@ def _text(value: Any, tool: str, field: str) -> str:
 
 
 def _name(value: Any, tool: str, field: str) -> str:
+    tool = safe_label(tool)
     if value is None:
         raise InvalidToolError(tool, field, "missing; every tool needs a name")
     if not isinstance(value, str) or not value.strip():
@@ -194,7 +176,7 @@ def _label(spec: dict[str, Any], *keys: str) -> str:
     for key in keys:
         value = spec.get(key)
         if isinstance(value, str) and value.strip():
-            return value.strip()
+            return safe_label(value.strip())
     return _UNNAMED
 
 
@@ -245,7 +227,7 @@ def from_record(record: dict[str, Any]) -> ToolDoc:
     name = _name(record.get("name"), doc_id, "name")
     metadata = {key: record[key] for key in ("category", "source") if record.get(key) is not None}
     for key, value in metadata.items():
-        _require_json(value, name, key)
+        metadata[key] = plain_json(value, tool=name, field=key)
     return _build(name, record, record.get("parameters"), prefix="", schema_field="parameters",
                   doc_id=doc_id, metadata=metadata)
 
@@ -270,20 +252,24 @@ def _build(
             return spec[key], f"{prefix}{key}"
         return (outer or {}).get(key), key
 
+    label = safe_label(name)
     response, response_field = pick("response")
     if response is None:
         response, response_field = pick("returns")
     examples, examples_field = pick("examples")
-    return ToolDoc(
+    params = params_from_schema(schema, tool=label, field=schema_field)
+    if isinstance(response, (dict, list)):
+        check_shape(response, tool=label, field=response_field)
+    return checked_doc(ToolDoc(
         id=doc_id,
         name=name,
-        description=_text(spec.get("description"), name, f"{prefix}description"),
-        parameters=params_from_schema(schema, tool=name, field=schema_field),
-        response=_response(response, name, response_field),
-        examples=_string_list(examples, name, examples_field),
-        input_schema=schema,
+        description=_text(spec.get("description"), label, f"{prefix}description"),
+        parameters=params,
+        response=_response(response, label, response_field),
+        examples=_string_list(examples, label, examples_field),
+        input_schema=None if schema is None else plain_json(schema, tool=label, field=schema_field or "schema"),
         metadata=metadata or {},
-    )
+    ))
 
 
 # ================================================================== files and dispatch
@@ -335,7 +321,7 @@ def to_tool_doc(obj: Any) -> ToolDoc:
     LlamaIndex and MCP tool objects are refused with a pointer to their adapter.
     """
     if isinstance(obj, ToolDoc):
-        return obj
+        return checked_doc(obj)
     if isinstance(obj, dict):
         if "id" in obj and ("source" in obj or "category" in obj):
             return from_record(obj)

@@ -44,6 +44,7 @@ from toolret.errors import (
     MissingDependencyError,
     ToolNotFoundError,
 )
+from toolret.guards import checked_doc, plain_json
 from toolret.ingest import params_from_schema
 
 __all__ = [
@@ -115,15 +116,17 @@ def from_mcp_tool(tool: Any, *, server: str | None = None) -> ToolDoc:
             metadata[key] = spec[key]
     if output is not None and not isinstance(output, dict):
         raise InvalidToolError(name, "outputSchema", f"expected a JSON-schema object, got {type(output).__name__}")
-    return ToolDoc(
+    # plain_json: storable JSON (NaN -> null), cycles and alias bombs refused (toolret.guards)
+    output = plain_json(output, tool=name, field="outputSchema")
+    return checked_doc(ToolDoc(
         id=tool_id(server, name) if server is not None else name,
         name=name,
         description=description or str(metadata.get("title", "")),
         parameters=params_from_schema(schema, tool=name, field="inputSchema"),
         response=json.dumps(output, ensure_ascii=False) if output else "",
-        input_schema=schema,
-        metadata=metadata,
-    )
+        input_schema=plain_json(schema, tool=name, field="inputSchema") if schema is not None else None,
+        metadata=plain_json(metadata, tool=name, field="metadata"),
+    ))
 
 
 def from_tools_list(result: Any, *, server: str | None = None) -> list[ToolDoc]:

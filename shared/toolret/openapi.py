@@ -47,6 +47,7 @@ from typing import Any
 
 from toolret.documents import MAX_FIELD_CHARS, ToolDoc
 from toolret.errors import DatasetError, InvalidToolError, MissingDependencyError
+from toolret.guards import MAX_JSON_NODES, MAX_SCHEMA_NESTING, checked_doc, safe_label
 from toolret.ingest import params_from_schema
 
 __all__ = ["HTTP_METHODS", "from_openapi", "load_openapi", "resolve_refs"]
@@ -58,6 +59,23 @@ _FORM_TYPES = ("multipart/form-data", "application/x-www-form-urlencoded")
 _DROP_KEYS = ("example", "examples", "x-stainless-const", "x-oaiMeta")
 #: Largest input schema kept per operation before ``$ref`` expansion is made shallower.
 _MAX_SCHEMA_CHARS = 100_000
+#: Most JSON values ``$ref`` resolution may produce for one operation (half of
+#: toolret.guards.MAX_JSON_NODES; a schema of _MAX_SCHEMA_CHARS holds far fewer): reference
+#: fan-out and shared YAML anchors are exponential when expanded naively.
+_MAX_NODES = MAX_JSON_NODES // 2
+
+
+class _Budget:
+    """How many more JSON values one operation's ``$ref`` resolution may produce."""
+
+    def __init__(self, nodes: int = _MAX_NODES) -> None:
+        self.left = nodes
+
+    def spend(self, ref: str) -> None:
+        self.left -= 1
+        if self.left < 0:
+            raise InvalidToolError("<openapi>", safe_label(ref) or "schema", f"expands to more than {_MAX_NODES} JSON values "
+                                   "(reference fan-out or shared YAML anchors)")
 
 
 # ================================================================== loading
@@ -70,6 +88,8 @@ def load_openapi(source: str | Path | dict[str, Any]) -> dict[str, Any]:
     if isinstance(source, dict):
         spec = source
         label = "<dict>"
+    elif not isinstance(source, (str, Path)):
+        raise InvalidToolError("<openapi>", "spec", f"expected a dict or a file path, got {type(source).__name__}")
     else:
         path = Path(source)
         label = str(path)
@@ -82,7 +102,7 @@ def load_openapi(source: str | Path | dict[str, Any]) -> dict[str, Any]:
         raise InvalidToolError(label, "spec", f"expected an OpenAPI object, got {type(spec).__name__}")
     version = str(spec.get("openapi", ""))
     if not version.startswith("3."):
-        found = f"swagger {spec['swagger']}" if "swagger" in spec else f"openapi {version or '(missing)'}"
+        found = f"swagger {spec['swagger']!r}" if "swagger" in spec else f"openapi {version or '(missing)'!r}"
         raise InvalidToolError(_title(spec, label), "openapi", f"only OpenAPI 3.x is supported, found {found}")
     if not isinstance(spec.get("paths"), dict):
         raise InvalidToolError(_title(spec, label), "paths", "missing or not an object")
@@ -109,7 +129,7 @@ def _parse(text: str, path: Path) -> Any:
 def _title(spec: dict[str, Any], default: str) -> str:
     info = spec.get("info")
     title = info.get("title") if isinstance(info, dict) else None
-    return title.strip() if isinstance(title, str) and title.strip() else default
+    return safe_label(title.strip()) if isinstance(title, str) and title.strip() else default
 
 
 # ================================================================== $ref resolution
@@ -142,21 +162,29 @@ def _stub(target: Any, ref: str, why: str) -> dict[str, Any]:
     return out
 
 
-def resolve_refs(spec: dict[str, Any], node: Any, *, max_ref_depth: int = 3) -> Any:
+def resolve_refs(spec: dict[str, Any], node: Any, *, max_ref_depth: int = 3, budget: _Budget | None = None) -> Any:
     """A copy of ``node`` with local ``$ref``s replaced by their targets (cycles cut).
 
     ``max_ref_depth`` bounds how many references are expanded inside one another; deeper
     ones, cycles and non-local references become stubs (``x-ref``, ``x-ref-cut``). Example
-    keys are dropped: they are data, not documentation.
+    keys are dropped: they are data, not documentation. The result is bounded: more than
+    ``toolret.guards.MAX_JSON_NODES`` values (one ``budget`` may be shared by several calls) or
+    nesting deeper than ``MAX_SCHEMA_NESTING`` raises :class:`~toolret.errors.InvalidToolError`.
 
     >>> spec = {"components": {"schemas": {"Node": {"type": "object", "properties": {
     ...     "child": {"$ref": "#/components/schemas/Node"}}}}}}
     >>> resolve_refs(spec, {"$ref": "#/components/schemas/Node"})["properties"]["child"]["x-ref-cut"]
     'cycle'
     """
-    def walk(value: Any, stack: tuple[str, ...]) -> Any:
+    budget = budget or _Budget()
+
+    def walk(value: Any, stack: tuple[str, ...], depth: int = 0) -> Any:
+        budget.spend(stack[-1] if stack else "")
+        if depth > MAX_SCHEMA_NESTING and isinstance(value, (list, dict)):
+            raise InvalidToolError("<openapi>", safe_label(stack[-1]) if stack else "schema",
+                                   f"nested deeper than {MAX_SCHEMA_NESTING} levels")
         if isinstance(value, list):
-            return [walk(v, stack) for v in value]
+            return [walk(v, stack, depth + 1) for v in value]
         if not isinstance(value, dict):
             return value
         ref = value.get("$ref")
@@ -170,12 +198,12 @@ def resolve_refs(spec: dict[str, Any], node: Any, *, max_ref_depth: int = 3) -> 
                 return _stub(target, ref, "cycle")
             if len(stack) >= max_ref_depth:
                 return _stub(target, ref, "depth")
-            resolved = walk(target, (*stack, ref))
-            siblings = {k: walk(v, stack) for k, v in value.items() if k != "$ref" and k not in _DROP_KEYS}
+            resolved = walk(target, (*stack, ref), depth + 1)
+            siblings = {k: walk(v, stack, depth + 1) for k, v in value.items() if k != "$ref" and k not in _DROP_KEYS}
             if isinstance(resolved, dict) and siblings:
                 return {**resolved, **siblings}  # 3.1 allows description etc. beside $ref
             return resolved
-        return {k: walk(v, stack) for k, v in value.items() if k not in _DROP_KEYS}
+        return {k: walk(v, stack, depth + 1) for k, v in value.items() if k not in _DROP_KEYS}
 
     return walk(node, ())
 
@@ -239,12 +267,14 @@ def _media_schema(content: Any, prefer_form: bool) -> dict[str, Any] | None:
     return None
 
 
-def _input_schema(spec: dict[str, Any], op: dict[str, Any], shared: list[Any], depth: int) -> dict[str, Any]:
+def _input_schema(
+    spec: dict[str, Any], op: dict[str, Any], shared: list[Any], depth: int, budget: _Budget | None = None
+) -> dict[str, Any]:
     props: dict[str, Any] = {}
     required: list[str] = []
     merged: dict[tuple[str, str], dict[str, Any]] = {}
     for raw in [*shared, *(op.get("parameters") or [])]:
-        param = resolve_refs(spec, raw, max_ref_depth=depth)
+        param = resolve_refs(spec, raw, max_ref_depth=depth, budget=budget)
         if not isinstance(param, dict) or not isinstance(param.get("name"), str):
             continue
         merged[(param["name"], str(param.get("in", "")))] = param  # the operation's wins
@@ -260,7 +290,7 @@ def _input_schema(spec: dict[str, Any], op: dict[str, Any], shared: list[Any], d
             required.append(name)
     body = op.get("requestBody")
     if body is not None:
-        body = resolve_refs(spec, body, max_ref_depth=depth)
+        body = resolve_refs(spec, body, max_ref_depth=depth, budget=budget)
         schema = _media_schema(body.get("content"), prefer_form=False) if isinstance(body, dict) else None
         if schema is not None:
             schema = _merge_all_of(schema)
@@ -282,14 +312,14 @@ def _input_schema(spec: dict[str, Any], op: dict[str, Any], shared: list[Any], d
     return out
 
 
-def _response(spec: dict[str, Any], op: dict[str, Any], depth: int) -> str:
+def _response(spec: dict[str, Any], op: dict[str, Any], depth: int, budget: _Budget | None = None) -> str:
     responses = op.get("responses")
     if not isinstance(responses, dict):
         return ""
     codes = sorted((str(c) for c in responses if str(c).startswith("2")), key=lambda c: (c.upper() == "2XX", c))
     for code in codes:
         resp = resolve_refs(spec, responses.get(code) if code in responses else responses.get(int(code)),
-                            max_ref_depth=depth)
+                            max_ref_depth=depth, budget=budget)
         if not isinstance(resp, dict):
             continue
         schema = _media_schema(resp.get("content"), prefer_form=False)
@@ -300,7 +330,7 @@ def _response(spec: dict[str, Any], op: dict[str, Any], depth: int) -> str:
             desc = resp.get("description")
             if isinstance(desc, str) and desc.strip() and "description" not in schema:
                 schema = {"description": desc.strip(), **schema}
-            return json.dumps(schema, ensure_ascii=False)
+            return json.dumps(schema, ensure_ascii=False, default=str)
         desc = resp.get("description")
         if isinstance(desc, str) and desc.strip():
             return desc.strip()
@@ -353,20 +383,22 @@ def _operation_doc(
 ) -> ToolDoc:
     """The ToolDoc of one operation; a schema too large to index is expanded less deeply."""
     for depth in range(max_ref_depth, -1, -1):
-        schema = _input_schema(spec, op, shared, depth)
-        response = _response(spec, op, depth)
-        too_big = len(response) > MAX_FIELD_CHARS or len(json.dumps(schema)) > _MAX_SCHEMA_CHARS
-        if too_big and depth > 0:
-            continue
         try:
+            budget = _Budget()  # one per operation: fan-out and alias bombs stay bounded
+            schema = _input_schema(spec, op, shared, depth, budget)
+            response = _response(spec, op, depth, budget)
+            too_big = len(response) > MAX_FIELD_CHARS or len(json.dumps(schema, default=str)) > _MAX_SCHEMA_CHARS
+            if too_big and depth > 0:
+                continue
             params = params_from_schema(copy.deepcopy(schema), tool=name, field=f"paths.{metadata['path']}")
             params = [p.model_copy(update={"description": " ".join(p.description.split())}) for p in params]
-            return ToolDoc(
+            return checked_doc(ToolDoc(
                 id=doc_id, name=name, description=_description(op), parameters=params,
                 response=response[:MAX_FIELD_CHARS], input_schema=schema, metadata=metadata,
-            )
+            ))
         except InvalidToolError as exc:
-            if depth > 0 and "nested deeper" in exc.problem:
+            if depth > 0 and ("nested deeper" in exc.problem or "more than" in exc.problem):
                 continue
-            raise InvalidToolError(exc.tool, exc.field, f"{exc.problem} (operation {label})") from None
+            tool = name if exc.tool == "<openapi>" else exc.tool
+            raise InvalidToolError(safe_label(tool), safe_label(exc.field), f"{exc.problem} (operation {safe_label(label)})") from None
     raise AssertionError("unreachable: depth 0 always returns or raises")  # pragma: no cover

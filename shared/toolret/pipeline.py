@@ -36,6 +36,7 @@ from toolret.config import BALANCED_REFLECT_ROUNDS, RetrievalConfig
 from toolret.embedding import Embedder
 from toolret.errors import QueryError
 from toolret.fusion import budgeted_merge, reciprocal_rank_fusion
+from toolret.guards import clean_query
 from toolret.history import HistorySnapshot
 from toolret.planning import FieldQueries, QueryPlan, plan_offline
 from toolret.ranking import rank_query
@@ -70,7 +71,7 @@ T = TypeVar("T")
 def validate_query(query: object, k: int | str, config: RetrievalConfig) -> str:
     if not isinstance(query, str):
         raise QueryError(f"query must be a string, not {type(query).__name__}")
-    text = query.strip()
+    text = clean_query(query).strip()  # a lone surrogate would crash the tokenizer
     if not text:
         raise QueryError("query is empty")
     if len(text) > config.max_query_chars:
@@ -107,21 +108,24 @@ class _Job:
 _FIELD_OF = {"tool_description": "description", "intent": "examples", "expected_output": "response"}
 
 
-def _plan(query: str, config: RetrievalConfig, llm: Any, trace: list[TraceStep]) -> QueryPlan | None:
+def _plan(state: SearchState) -> QueryPlan | None:
+    query, config, llm, trace = state.query, state.config, state.llm, state.trace
     if config.planner == "none":
         return None
-    if config.planner == "llm" and llm is not None:
+    timeout = state.llm_timeout()
+    if config.planner == "llm" and llm is not None and timeout is not None:
         from toolret.llm_planning import plan_with_llm
 
-        plan, step = plan_with_llm(query, llm, n_variants=config.n_variants, timeout=config.llm_timeout)
+        plan, step = state.spend_llm(lambda: plan_with_llm(query, llm, n_variants=config.n_variants, timeout=timeout))
         trace.append(step)
         return plan
     start = time.perf_counter()
     plan = plan_offline(query)
     ms = (time.perf_counter() - start) * 1000
     if config.planner == "llm":
+        why = "no LLM configured" if llm is None else state.budget_note()
         trace.append(TraceStep(stage="plan", path="fallback", ms=ms,
-                               note=f"no LLM configured: offline planner, {len(plan.subtasks)} sub-task(s)"))
+                               note=f"{why}: offline planner, {len(plan.subtasks)} sub-task(s)"))
     else:
         trace.append(TraceStep(stage="plan", path="offline", ms=ms, note=f"{len(plan.subtasks)} sub-task(s)"))
     return plan
@@ -194,6 +198,25 @@ class SearchState:
     requery_cache: dict[str, list[ScoredTool]] = field(default_factory=dict)
     #: Each sub-task's own fused ranking (by sub-task index), kept for reflection's re-queries.
     subtask_lists: dict[int, list[ScoredTool]] = field(default_factory=dict)
+    #: Seconds the LLM steps of this search have taken so far (bounded by ``config.llm_budget_s``).
+    llm_spent_s: float = 0.0
+
+    def llm_timeout(self) -> float | None:
+        """Seconds the next LLM step may take: ``llm_timeout`` capped by what is left of
+        ``llm_budget_s``; None once the budget is spent (the step then runs its offline path)."""
+        left = self.config.llm_budget_s - self.llm_spent_s
+        return min(self.config.llm_timeout, left) if left > 0 else None
+
+    def spend_llm(self, step: Callable[[], T]) -> T:
+        """Run one LLM step and charge its time to the search's LLM budget."""
+        start = time.perf_counter()
+        try:
+            return step()
+        finally:
+            self.llm_spent_s += time.perf_counter() - start
+
+    def budget_note(self) -> str:
+        return f"LLM budget spent ({self.llm_spent_s:.2f}s of llm_budget_s={self.config.llm_budget_s:g}s)"
 
     @property
     def depth(self) -> int:
@@ -240,7 +263,7 @@ def stage_plan(state: SearchState) -> None:
     """Plan the query (none, offline or LLM per ``config.planner``) and list the rankings to run."""
     if len(state.snap) == 0:
         return
-    state.plan = _plan(state.query, state.config, state.llm, state.trace)
+    state.plan = _plan(state)
     state.jobs = _jobs(state.query, state.plan)
 
 
@@ -295,13 +318,15 @@ def stage_rerank(state: SearchState) -> None:
     config = state.config
     reranker: Any = None
     why = ""
-    if config.reranker == "llm" and state.llm is not None:
+    timeout = state.llm_timeout()
+    if config.reranker == "llm" and state.llm is not None and timeout is not None:
         reranker = LLMReranker(state.llm, top_n=config.rerank_top_n, mode=config.rerank_mode,
                                drop_irrelevant=config.drop_irrelevant)
     elif config.reranker != "none":
         reranker = state.cross_encoder
         if config.reranker == "llm":
-            why = "no LLM configured: " + ("cross-encoder instead" if reranker is not None else "MFTR order kept")
+            why = ("no LLM configured" if state.llm is None else state.budget_note()) + ": " + (
+                "cross-encoder instead" if reranker is not None else "MFTR order kept")
         elif reranker is None:
             why = "no cross-encoder configured (RetrievalConfig.cross_encoder): MFTR order kept"
     if reranker is None:
@@ -311,7 +336,10 @@ def stage_rerank(state: SearchState) -> None:
         state.tools = state.tools[: state.k]
         return
     docs = {t.id: state.snap.docs[state.snap.index_of[t.id]] for t in state.tools if t.id in state.snap.index_of}
-    tools, step = reranker.rerank(state.query, state.tools, docs, timeout=config.llm_timeout)
+    if isinstance(reranker, LLMReranker):
+        tools, step = state.spend_llm(lambda: reranker.rerank(state.query, state.tools, docs, timeout=timeout))
+    else:
+        tools, step = reranker.rerank(state.query, state.tools, docs, timeout=config.llm_timeout)
     if why:
         step = step.model_copy(update={"path": "fallback", "note": f"{why}; {step.note}"})
     state.trace.append(step)
@@ -329,13 +357,17 @@ def stage_reflect(state: SearchState) -> bool:
     start = time.perf_counter()
     judge = None
     note = ""
+    timeout = state.llm_timeout()
     if config.reflect_judge == "llm":
-        if state.llm is not None:
+        if state.llm is not None and timeout is not None:
             docs = {t.id: state.snap.docs[state.snap.index_of[t.id]] for t in state.tools}
-            judge = partial(LLMCoverageJudge(state.llm).judge, docs=docs, timeout=config.llm_timeout)
+            judge = partial(LLMCoverageJudge(state.llm).judge, docs=docs, timeout=timeout)
         else:
-            note = "; no LLM configured: offline coverage"
-    coverage, path, extra = judge_coverage(plan, state.tools, judge=judge, threshold=config.coverage_threshold)
+            note = f"; {'no LLM configured' if state.llm is None else state.budget_note()}: offline coverage"
+    def run_judge() -> tuple[Coverage, StagePath, str]:
+        return judge_coverage(plan, state.tools, judge=judge, threshold=config.coverage_threshold)
+
+    coverage, path, extra = state.spend_llm(run_judge) if judge is not None else run_judge()
     if note:
         path = "fallback"
     state.pending = coverage if coverage.uncovered else None

@@ -31,20 +31,23 @@ def top_n(scores: np.ndarray, mask: np.ndarray, n: int) -> np.ndarray:
 
 
 def named_tools(snap: Snapshot, query: str) -> set[int]:
-    """Tools whose exact name (or its words, for multi-word names) appears in the query."""
+    """Tools whose exact name (or its words, for multi-word names) appears in the query.
+
+    A name made only of stopwords (``the``, ``please_help_me``) names nothing: otherwise a tool
+    could earn the name-match boost on every request that contains those words.
+    """
     if not snap.names:
         return set()
     lowered = query.lower()
-    hits: set[int] = set()
-    raw_tokens = _QUERY_WORDS.findall(lowered)
-    for token in raw_tokens:
-        hits.update(snap.names.get(token.strip("."), ()))
+    keys: list[str] = [token.strip(".") for token in _QUERY_WORDS.findall(lowered)]
     words = tokenize(lowered, drop_stopwords=False)
     for size in range(2, 6):
-        for start in range(len(words) - size + 1):
-            hits.update(snap.names.get(" ".join(words[start : start + size]), ()))
-    if lowered.strip() in snap.names:
-        hits.update(snap.names[lowered.strip()])
+        keys.extend(" ".join(words[start : start + size]) for start in range(len(words) - size + 1))
+    keys.append(lowered.strip())
+    hits: set[int] = set()
+    for key in keys:
+        if key in snap.names and tokenize(key):
+            hits.update(snap.names[key])
     return hits
 
 
