@@ -80,17 +80,16 @@ async def test_follow_up_turn_still_finds_the_tool_used_before(shared_index):
     """llama_index issue 15515: "and in Rome?" names no tool; the model calls get_weather from history."""
     first, follow_up = "What's the weather in Paris?", "same for Rome, please"
     plans = {first: [("get_weather", {"city": "Paris"})], follow_up: [("get_weather", {"city": "Rome"})]}
+    fresh = [t.metadata.name for t in shared_index.as_retriever(similarity_top_k=1).retrieve(follow_up)]
+    assert fresh != ["get_weather"], "precondition: the follow-up alone must not retrieve get_weather"
     offered: list[list[str]] = []
-    retriever = shared_index.as_retriever(similarity_top_k=2)
-    agent = FunctionAgent(tool_retriever=retriever, llm=tool_model(plans, offered))
+    agent = FunctionAgent(tool_retriever=shared_index.as_retriever(similarity_top_k=1), llm=tool_model(plans, offered))
     ctx = Context(agent)
     assert ok((await run_agent(agent, first, ctx))[1]) == ["get_weather"]
     turn_start = len(offered)
     answer, calls = await run_agent(agent, follow_up, ctx)
     assert ok(calls) == ["get_weather"] and "Rome" in answer
-    assert "get_weather" in offered[turn_start]  # offered again before the model chose
-    assert "get_weather" not in [t.metadata.name for t in shared_index.as_retriever(similarity_top_k=2).retrieve(
-        follow_up)]  # a fresh retriever (no memory of the conversation) would not have offered it
+    assert offered[turn_start] == [*fresh, "get_weather"]  # offered again, from the conversation's memory
 
 
 async def test_a_tool_called_from_history_is_found_by_name_even_when_not_offered(shared_index):
