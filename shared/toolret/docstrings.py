@@ -41,6 +41,8 @@ _PROSE_SECTIONS = frozenset({"notes", "note", "warnings", "warning"})
 _PARAM_KEYWORDS = frozenset({"param", "parameter", "arg", "argument", "key", "keyword"})
 #: Argument Clinic blocks in C builtins' docstrings: "  name" then "    description" lines.
 _CLINIC_BLOCK = re.compile(r"^  ([A-Za-z_]\w*)[ \t]*\n((?:    [ \t]*\S.*(?:\n|$))+)", re.MULTILINE)
+_EPYDOC_FIELD = re.compile(r"^@(?:param|type|keyword|return|rtype|raise|ivar|cvar|var|yield|ytype)\b", re.MULTILINE)
+_MAX_EPYDOC_META = 4_000
 _SENTENCE_END = re.compile(r"(.+?[.!?])(?=\s+[A-Z0-9(\"'`]|\s*$)", re.DOTALL)
 
 
@@ -131,10 +133,34 @@ def _clinic_params(text: str) -> tuple[str, dict[str, str]]:
     return _CLINIC_BLOCK.sub(take, text), params
 
 
-def _parse(cleaned: str, clinic: dict[str, str]) -> ParsedDocstring:
-    import docstring_parser
+def _parse_any_style(cleaned: str) -> Any:
+    """``docstring_parser.parse`` in AUTO mode, but epydoc only for docstrings that use it.
 
-    parsed = docstring_parser.parse(cleaned)
+    The epydoc parser's meta regex is quadratic in the text after the first line starting with
+    "@" (20k characters of it: 20 s), so that style runs only when an epydoc field is present
+    and that part is at most :data:`_MAX_EPYDOC_META` characters (0.3 s at worst).
+    """
+    import docstring_parser
+    from docstring_parser import DocstringStyle, ParseError
+
+    styles = [DocstringStyle.REST, DocstringStyle.GOOGLE, DocstringStyle.NUMPYDOC]
+    first = _EPYDOC_FIELD.search(cleaned)
+    if first and len(cleaned) - first.start() <= _MAX_EPYDOC_META:
+        styles.append(DocstringStyle.EPYDOC)
+    results: list[Any] = []
+    error: Exception | None = None
+    for style in styles:
+        try:
+            results.append(docstring_parser.parse(cleaned, style=style))
+        except ParseError as exc:
+            error = exc
+    if not results:
+        raise error or ValueError("no docstring style applies")
+    return max(results, key=lambda d: len(d.meta))  # AUTO's rule: most meta wins, first on ties
+
+
+def _parse(cleaned: str, clinic: dict[str, str]) -> ParsedDocstring:
+    parsed = _parse_any_style(cleaned)
     short = (parsed.short_description or "").strip()
     long = (parsed.long_description or "").strip()
     joiner = "\n\n" if parsed.blank_after_short_description else "\n"

@@ -42,6 +42,7 @@ __all__ = [
     "MAX_DOCSTRING_CHARS",
     "MAX_JSON_NODES",
     "MAX_SCHEMA_NESTING",
+    "check_doc_size",
     "check_shape",
     "checked_doc",
     "clean_query",
@@ -147,19 +148,32 @@ def checked_doc(doc: ToolDoc, *, max_doc_chars: int | None = None) -> ToolDoc:
         where, bad = _bad_text_path(doc.model_dump(), "") or ("tool", "")
         raise InvalidToolError(safe_label(doc.name), where or "tool", _surrogate_problem(bad)) from None
     if max_doc_chars is not None and len(dumped) > max_doc_chars:
-        sizes = {key: len(json.dumps(value, ensure_ascii=False, default=str))
-                 for key, value in doc.model_dump(mode="json").items()}
-        biggest = max(sizes, key=sizes.__getitem__)
-        raise InvalidToolError(
-            safe_label(doc.name), biggest,
-            f"the tool document is {len(dumped)} characters of JSON (limit {max_doc_chars}, "
-            f"RetrievalConfig.max_doc_chars); its largest field {biggest!r} has {sizes[biggest]}",
-        )
+        _too_big(doc, len(dumped), max_doc_chars)
     try:
         again = ToolDoc.model_validate_json(dumped)
     except (InvalidToolError, ValidationError) as exc:  # pragma: no cover - a dump always reloads
         raise InvalidToolError(safe_label(doc.name), "tool", f"does not reload from its stored form: {exc}") from None
     return doc if again == doc else again
+
+
+def _too_big(doc: ToolDoc, size: int, limit: int) -> None:
+    sizes = {key: len(json.dumps(value, ensure_ascii=False, default=str))
+             for key, value in doc.model_dump(mode="json").items()}
+    biggest = max(sizes, key=sizes.__getitem__)
+    raise InvalidToolError(
+        safe_label(doc.name), biggest,
+        f"the tool document is {size} characters of JSON (limit {limit}, RetrievalConfig.max_doc_chars); "
+        f"its largest field {biggest!r} has {sizes[biggest]}: shorten it or raise the limit",
+    )
+
+
+def check_doc_size(doc: ToolDoc, max_doc_chars: int) -> ToolDoc:
+    """``doc`` unchanged, or :class:`InvalidToolError` naming its largest field when its stored
+    JSON is over ``max_doc_chars`` characters (``doc`` must already be a :func:`checked_doc`)."""
+    size = len(doc.model_dump_json())
+    if size > max_doc_chars:
+        _too_big(doc, size, max_doc_chars)
+    return doc
 
 
 def clean_query(text: str) -> str:

@@ -35,7 +35,13 @@ from pydantic import BaseModel, ConfigDict
 from toolret.config import LearnedWeights, RetrievalConfig
 from toolret.documents import INDEX_FIELDS, ToolDoc
 from toolret.embedding import Embedder, resolve_embedder
-from toolret.errors import InvalidToolError, KnowledgeBaseError, ToolNotFoundError
+from toolret.errors import (
+    InvalidToolError,
+    KnowledgeBaseError,
+    ToolNotFoundError,
+    ToolRetError,
+)
+from toolret.guards import check_doc_size
 from toolret.history import HistorySnapshot
 from toolret.lexical import LexicalIndex
 from toolret.pipeline import (
@@ -121,6 +127,16 @@ class ToolKnowledgeBase:
         self._live: dict[str, Any] = {}
         if self.path is not None:
             self.path.mkdir(parents=True, exist_ok=True)
+        try:
+            self._open(embedder, client, collection)
+        except ToolRetError:
+            raise
+        except Exception as exc:  # ChromaDB reports damaged files with many exception types
+            if self.path is None and client is None:
+                raise  # in memory there is no stored data to blame
+            raise KnowledgeBaseError(_damaged(self.path, exc)) from exc
+
+    def _open(self, embedder: Any, client: Any, collection: str) -> None:
         self._store = ChromaStore(path=str(self.path) if self.path else None, client=client, name=collection)
         stored_name = self._store.existing_embedder()
         if embedder is None and stored_name and not stored_name.startswith("packaged:"):
@@ -399,8 +415,11 @@ class ToolKnowledgeBase:
         docs: list[ToolDoc] = []
         live: dict[str, Any] = {}
         seen: set[str] = set()
+        limit = self.config.max_tools
         for position, obj in enumerate(tools):
-            doc = to_tool_doc(obj)
+            if position == limit:  # stop a runaway generator before it is read (and embedded) whole
+                raise KnowledgeBaseError(_too_many(f"more than {limit} tools were given", limit))
+            doc = check_doc_size(to_tool_doc(obj), self.config.max_doc_chars)
             if doc.id in seen:
                 raise InvalidToolError(doc.name, "id", f"id {doc.id!r} appears twice (second at position {position})")
             seen.add(doc.id)
@@ -457,6 +476,9 @@ class ToolKnowledgeBase:
         new_docs, live = self._to_docs(tools)
         with self._write_lock:
             docs, vecs = self._current()
+            total = len(docs.keys() | {d.id for d in new_docs})
+            if total > self.config.max_tools:
+                raise KnowledgeBaseError(_too_many(f"adding these tools would make {total}", self.config.max_tools))
             changed = [d for d in new_docs if d.id not in docs or docs[d.id].content_hash != d.content_hash]
             fresh = self._embed_docs(changed, progress)
             self._store.upsert(changed, fresh)
@@ -502,6 +524,8 @@ class ToolKnowledgeBase:
             docs, vecs = self._current()
             kept = [d for t, d in docs.items() if prefix is not None and not t.startswith(prefix)]
             wanted = {d.id: d for d in [*kept, *new_docs]}
+            if len(wanted) > self.config.max_tools:
+                raise KnowledgeBaseError(_too_many(f"this sync would make {len(wanted)}", self.config.max_tools))
             added = [d for d in new_docs if d.id not in docs]
             updated = [d for d in new_docs if d.id in docs and docs[d.id].content_hash != d.content_hash]
             removed = [t for t in docs if t not in wanted]
@@ -597,6 +621,19 @@ class ToolKnowledgeBase:
     def __repr__(self) -> str:
         where = str(self.path) if self.path else "memory"
         return f"ToolKnowledgeBase({len(self)} tools, {where}, embedder={self.embedder.name!r})"
+
+
+def _damaged(path: Path | None, exc: Exception) -> str:
+    where = f"at {str(path)!r}" if path is not None else "on the ChromaDB server"
+    rebuild = f"`toolret index TOOLS --kb {path}`" if path is not None else "ToolKnowledgeBase.connect(...).sync(tools)"
+    return (f"cannot open the knowledge base {where}: {type(exc).__name__}: {exc}. Its ChromaDB data is damaged "
+            "or unreadable (a copy or disk write that did not finish, another program writing it, a full disk). "
+            f"Restore it from a backup, or delete it and rebuild: {rebuild} or ToolKnowledgeBase(path).add(tools)")
+
+
+def _too_many(what: str, limit: int) -> str:
+    return (f"{what}; a knowledge base holds at most max_tools={limit} tools (RetrievalConfig.max_tools). "
+            "Raise it with ToolKnowledgeBase(config=RetrievalConfig(max_tools=...)) or split the registry")
 
 
 def _fields_complete(doc: ToolDoc, vectors: dict[str, np.ndarray], hashes: dict[str, str]) -> bool:

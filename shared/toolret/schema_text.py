@@ -66,7 +66,8 @@ def _children(node: dict[str, Any]) -> dict[str, Any]:
                 return found
     for key in ("allOf", "oneOf", "anyOf"):
         merged: dict[str, Any] = {}
-        for option in node.get(key) or []:
+        options = node.get(key)
+        for option in options if isinstance(options, list) else []:
             if isinstance(option, dict):
                 merged.update(_children(option))
         if merged:

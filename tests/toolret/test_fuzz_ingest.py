@@ -33,6 +33,7 @@ from toolret.ingest import (
     params_from_schema,
     to_tool_doc,
 )
+from toolret.schema_text import readable_response
 
 from .fuzz_strategies import (
     FUZZ,
@@ -233,3 +234,17 @@ class _Hostile:
 def test_callable_whose_introspection_raises_gives_invalid_tool_error() -> None:
     result = check(lambda: from_callable(_Hostile(), name="hostile"))
     assert isinstance(result, (InvalidToolError, ToolDoc))
+
+
+def test_docstring_parser_regex_blowup_is_avoided() -> None:
+    """docstring_parser's epydoc regex is quadratic after a line starting with "@" (found by fuzzing)."""
+    for doc in ("@\n" + "x" * 49_000, "Do it.\n@param " + "x" * 30_000, "@" + "x " * 20_000):
+        parsed, seconds = timed(lambda doc=doc: parse_docstring(doc))
+        assert isinstance(parsed, ParsedDocstring) and seconds < 2.0, seconds
+
+
+@FUZZ
+@given(st.one_of(json_like.map(lambda v: json.dumps(v, default=str)), text))
+def test_fuzzed_response_schemas_read_as_text(raw: str) -> None:
+    out, seconds = timed(lambda: readable_response(raw))
+    assert isinstance(out, str) and seconds < SLOW_S, out

@@ -1,0 +1,85 @@
+"""Resource limits: max tools per registry, max document size, max query length (docs/security.md).
+
+Each limit is a RetrievalConfig field with a documented default; crossing it is a clear error
+that names the limit, raised before the expensive work (embedding) and without reading a
+runaway generator to its end.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+
+import pytest
+from toolret import (
+    InvalidToolError,
+    KnowledgeBaseError,
+    QueryError,
+    RetrievalConfig,
+    ToolDoc,
+    ToolKnowledgeBase,
+)
+from toolret.guards import DEFAULT_MAX_DOC_CHARS, DEFAULT_MAX_TOOLS
+
+
+def _tool(i: int) -> dict:
+    return {"name": f"tool_{i}", "description": f"does thing number {i}"}
+
+
+def test_defaults_are_the_documented_ones() -> None:
+    cfg = RetrievalConfig()
+    assert (cfg.max_tools, cfg.max_doc_chars, cfg.max_query_chars) == (DEFAULT_MAX_TOOLS, DEFAULT_MAX_DOC_CHARS, 8_000)
+    assert (DEFAULT_MAX_TOOLS, DEFAULT_MAX_DOC_CHARS) == (1_000_000, 500_000)
+
+
+def test_too_many_tools_is_refused_before_embedding_and_nothing_is_added(embedder) -> None:
+    kb = ToolKnowledgeBase(embedder=embedder, config=RetrievalConfig(max_tools=5))
+    before = embedder.texts_embedded
+    with pytest.raises(KnowledgeBaseError, match=r"max_tools=5.*RetrievalConfig\.max_tools"):
+        kb.add([_tool(i) for i in range(6)])
+    assert len(kb) == 0 and embedder.texts_embedded == before
+    kb.add([_tool(i) for i in range(4)])
+    with pytest.raises(KnowledgeBaseError, match="would make 6"):
+        kb.add([_tool(10), _tool(11)])
+    kb.add([_tool(0), _tool(10)])  # replacing an existing id does not count twice
+    assert len(kb) == 5
+    with pytest.raises(KnowledgeBaseError, match="max_tools=5"):
+        kb.sync([_tool(i) for i in range(20, 26)])
+    assert sorted(kb.ids) == sorted([*(f"tool_{i}" for i in range(4)), "tool_10"])
+
+
+def test_a_runaway_generator_is_not_read_to_its_end(embedder) -> None:
+    consumed = itertools.count()
+
+    def endless() -> Iterator[dict]:
+        for i in itertools.count():
+            next(consumed)
+            yield _tool(i)
+
+    kb = ToolKnowledgeBase(embedder=embedder, config=RetrievalConfig(max_tools=100))
+    with pytest.raises(KnowledgeBaseError, match="more than 100 tools were given"):
+        kb.add(endless())
+    assert next(consumed) == 101, "reading stops at the first tool past the limit"
+
+
+def test_oversized_tool_document_names_the_tool_and_its_largest_field(embedder) -> None:
+    params = {"type": "object", "properties": {f"p{i}": {"type": "string", "description": "x" * 900}
+                                               for i in range(700)}}
+    kb = ToolKnowledgeBase(embedder=embedder)
+    with pytest.raises(InvalidToolError) as info:
+        kb.add([{"name": "bloated", "description": "d", "parameters": params}])
+    assert info.value.tool == "bloated" and info.value.field in ("parameters", "input_schema")
+    assert "max_doc_chars" in info.value.problem
+    small = ToolKnowledgeBase(embedder=embedder, config=RetrievalConfig(max_doc_chars=2_000))
+    with pytest.raises(InvalidToolError, match="limit 2000"):
+        small.add([ToolDoc(name="wordy", description="y" * 3_000)])
+    assert len(small) == 0
+
+
+def test_query_length_limit_is_configurable_and_named(embedder) -> None:
+    kb = ToolKnowledgeBase.from_tools([_tool(1)], embedder=embedder)
+    with pytest.raises(QueryError, match="limit is 8000"):
+        kb.search("q" * 8_001)
+    assert kb.search("q" * 8_000, k=1).ids == ["tool_1"]
+    with pytest.raises(QueryError, match=r"limit is 100 \(RetrievalConfig.max_query_chars\)"):
+        kb.search("q" * 101, config=RetrievalConfig(max_query_chars=100))
