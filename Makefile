@@ -9,7 +9,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: demo test test-fast bench bench-scale install clean
+.PHONY: demo test test-fast fuzz bench bench-scale install clean
 
 install: $(STAMP)
 
@@ -28,6 +28,13 @@ test: $(STAMP)
 
 test-fast: $(STAMP)
 	$(PY) -m pytest -q -m 'not slow'
+
+# Long fuzzing run of ingestion and sources (make test runs the same targets with few examples);
+# FUZZ_EXAMPLES per target, failures are kept in .hypothesis/ and replay on the next run.
+FUZZ_EXAMPLES ?= 2000
+fuzz: $(STAMP)
+	TOOLRET_FUZZ=long TOOLRET_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(PY) -m pytest -q -p no:cacheprovider \
+		tests/toolret/test_fuzz_ingest.py tests/toolret/test_fuzz_sources.py --hypothesis-show-statistics
 
 bench: $(STAMP)
 	$(PY) -m toolret.cli bench --datasets-root $(BENCH_ROOT) --out $(BENCH_OUT) --preset balanced --fit --auto-k --ablation

@@ -26,8 +26,8 @@ from toolret.documents import FIELDS, ToolDoc
 from toolret.errors import InvalidToolError
 
 _LONG = os.environ.get("TOOLRET_FUZZ", "") == "long"
-#: Examples per fuzz target: TOOLRET_FUZZ_EXAMPLES overrides, else 150 (make test) or 5000 (make fuzz).
-EXAMPLES = int(os.environ.get("TOOLRET_FUZZ_EXAMPLES", "5000" if _LONG else "150"))
+#: Examples per fuzz target: TOOLRET_FUZZ_EXAMPLES overrides, else 150 (make test) or 2000 (make fuzz).
+EXAMPLES = int(os.environ.get("TOOLRET_FUZZ_EXAMPLES", "2000" if _LONG else "150"))
 #: No input may take longer than this to ingest (a hang is a failure, not a slow test; the
 #: slowest legitimate input takes under a second, the margin is for a loaded machine).
 SLOW_S = 10.0
