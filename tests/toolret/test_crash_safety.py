@@ -29,8 +29,9 @@ from .fixtures.crash_writer import BATCH, embedder, tool
 
 WRITER = Path(__file__).parent / "fixtures" / "crash_writer.py"
 TRIALS = int(os.environ.get("TOOLRET_CRASH_TRIALS", "3"))
-#: What the kills hit, over all trials (printed with -s; the report quotes it).
+#: What the kills hit, and what the write in flight left behind (printed with -s).
 PHASES: Counter[str] = Counter()
+LANDED: Counter[str] = Counter()
 
 
 def _forget_clients() -> None:
@@ -113,6 +114,11 @@ def test_kill_9_mid_write_leaves_the_previous_index_usable(tmp_path: Path) -> No
         if in_flight and in_flight[0] != "save":
             killed.add(in_flight[1])
         kb = _check(kb_dir, committed, killed)
+        if in_flight and in_flight[0] != "save":
+            mark = "version 2" if in_flight[0] == "sync" else "batch"
+            landed = sum(f"b{in_flight[1]}_t{i}" in kb and mark in kb.get(f"b{in_flight[1]}_t{i}").description
+                         for i in range(BATCH))
+            LANDED[f"{in_flight[0]}: {'whole' if landed == BATCH else 'none' if landed == 0 else 'part'}"] += 1
         next_batch = max([*committed, *killed]) + 1
         # the reopened directory takes writes again, and saves
         kb.add([tool(next_batch, 0, 1)])
@@ -123,7 +129,7 @@ def test_kill_9_mid_write_leaves_the_previous_index_usable(tmp_path: Path) -> No
         again = ToolKnowledgeBase.load(kb_dir, embedder=embedder())
         assert f"b{committed_extra}_t0" in again and len(again) == len(kb)
         kb.remove([f"b{committed_extra}_t0"])
-    print(f"crash trials: {TRIALS}, kills by phase: {dict(PHASES)}")
+    print(f"crash trials: {TRIALS}, kills by phase: {dict(PHASES)}, write in flight found: {dict(LANDED)}")
 
 
 # ------------------------------------------------------------------ damaged and foreign files
