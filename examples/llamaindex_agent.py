@@ -60,10 +60,12 @@ def _resolve(dotted: str) -> Any:
     raise LookupError(dotted)
 
 
-def stdlib_function_tools() -> list[FunctionTool]:
-    """Every registry function as a callable FunctionTool (``math.gcd`` -> ``math_gcd``)."""
+def stdlib_function_tools(modules: set[str] | None = None) -> list[FunctionTool]:
+    """Registry functions (of ``modules``, default all) as callable FunctionTools (``math.gcd`` -> ``math_gcd``)."""
     tools = []
     for doc in stdlib_tools():
+        if modules and doc.name.rsplit(".", 1)[0] not in modules:
+            continue
         fn = _resolve(doc.name)
         tools.append(doc_to_tool(doc.model_copy(update={"id": doc.id.replace(".", "_")}), fn=_positional(fn, doc)))
     return tools
@@ -133,9 +135,10 @@ def main() -> int:
     parser.add_argument("--base-url", help="the server's /v1 URL (default: OpenAI)")
     parser.add_argument("--api-key", help="default: $OPENAI_API_KEY")
     parser.add_argument("-k", type=int, default=5, help="tools offered per step (default 5)")
+    parser.add_argument("--modules", help="only these standard-library modules (comma-separated; default all)")
     args = parser.parse_args()
 
-    tools = stdlib_function_tools()
+    tools = stdlib_function_tools(set(args.modules.split(",")) if args.modules else None)
     start = time.perf_counter()
     index = ToolObjectIndex.from_objects(tools, show_progress=True)
     print(f"Indexed {len(tools)} tools in {time.perf_counter() - start:.1f}s\n")
