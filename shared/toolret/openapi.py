@@ -214,7 +214,9 @@ def _operations(spec: dict[str, Any]) -> Iterator[tuple[str, str, dict[str, Any]
         if not isinstance(item, dict):
             continue
         if isinstance(item.get("$ref"), str):
-            item = _pointer(spec, item["$ref"]) or {}
+            item = _pointer(spec, item["$ref"])
+            if not isinstance(item, dict):
+                continue  # a path item $ref to nothing, or to a non-object
         shared = item.get("parameters") if isinstance(item.get("parameters"), list) else []
         for method in HTTP_METHODS:
             op = item.get(method)

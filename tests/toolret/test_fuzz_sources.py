@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from toolret.documents import ToolDoc
 from toolret.errors import InvalidToolError
@@ -126,6 +126,8 @@ def openapi_specs(draw: st.DrawFn) -> Any:
 
 @FUZZ
 @given(openapi_specs(), st.one_of(st.none(), st.sampled_from(["api", "tmdb"])))
+@example({"openapi": "3.0.0", "info": {"title": "t"}, "paths": {"/a": {"$ref": "#/info/title"}}}, None)  # found by fuzzing
+@example({"openapi": "\ud800", "paths": {}}, None)  # found by fuzzing: the error message must be printable
 def test_fuzzed_openapi_specs(spec: Any, namespace: str | None) -> None:
     docs = check(lambda: from_openapi(spec, namespace=namespace))
     if isinstance(docs, list):
@@ -169,5 +171,7 @@ def test_fuzzed_mcp_tool_lists(result: Any, server: str | None) -> None:
 
 @FUZZ
 @given(_mcp_tool)
+@example({"name": "search", "outputSchema": {"properties": {"0": {"anyOf": 1}}}})  # found by fuzzing
+@example({"name": "search", "title": "\ud800"})  # found by fuzzing
 def test_fuzzed_mcp_tools(tool: dict[str, Any]) -> None:
     check(lambda: from_mcp_tool(tool, server="srv"))
