@@ -16,6 +16,7 @@ import httpx
 import mcp_types
 import pytest
 from toolret import ConfigError, InvalidToolError, ToolKnowledgeBase, ToolNotFoundError
+from toolret.documents import INDEX_FIELDS
 from toolret.mcp_source import (
     MCPHub,
     MCPServerSpec,
@@ -99,8 +100,7 @@ async def test_live_server_is_indexed_and_list_changed_syncs_only_what_changed(e
             await source.call_tool("reword_tool", {"name": "mean", "description": "Mean of numbers, skipping gaps."})
             report = await source.wait_for_sync(2)
             assert (report.added, report.updated, report.removed) == ([], ["calc/mean"], [])
-            fields = sum(1 for f in ("description", "parameters", "response", "examples")
-                         if kb.get("calc/mean").field_text(f))
+            fields = sum(1 for f in INDEX_FIELDS if kb.get("calc/mean").field_text(f))
             assert embedder.texts_embedded - before == fields  # one tool re-embedded, not 19
             assert kb.get("calc/mean").description == "Mean of numbers, skipping gaps."
 
