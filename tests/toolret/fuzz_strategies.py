@@ -5,7 +5,7 @@ empty and duplicate names, lone surrogates (text that is not valid Unicode), emo
 zero-width characters, NaN/inf numbers, non-string keys, and values of the wrong type in
 every slot a tool definition has.
 
-``FUZZ`` sizes every fuzz test: a few hundred examples per target in ``make test`` (all fuzz
+``FUZZ`` sizes every fuzz test: 300 examples per target in ``make test`` (all fuzz
 suites together stay well under two minutes), many more under ``TOOLRET_FUZZ=long``
 (``make fuzz``), with the example database kept so a failure found there replays.
 """
@@ -26,8 +26,8 @@ from toolret.documents import FIELDS, ToolDoc
 from toolret.errors import InvalidToolError
 
 _LONG = os.environ.get("TOOLRET_FUZZ", "") == "long"
-#: Examples per fuzz target: TOOLRET_FUZZ_EXAMPLES overrides, else 150 (make test) or 2000 (make fuzz).
-EXAMPLES = int(os.environ.get("TOOLRET_FUZZ_EXAMPLES", "2000" if _LONG else "150"))
+#: Examples per fuzz target: TOOLRET_FUZZ_EXAMPLES overrides, else 300 (make test) or 2000 (make fuzz).
+EXAMPLES = int(os.environ.get("TOOLRET_FUZZ_EXAMPLES", "2000" if _LONG else "300"))
 #: No input may take longer than this to ingest (a hang is a failure, not a slow test; the
 #: slowest legitimate input takes under a second, the margin is for a loaded machine).
 SLOW_S = 10.0
