@@ -24,7 +24,7 @@ from collections.abc import Sequence
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
-__all__ = ["conversation_query", "current_turn", "turn_key"]
+__all__ = ["conversation_query", "current_turn", "earlier_turns", "turn_key"]
 
 
 def _human_indexes(messages: Sequence[BaseMessage]) -> list[int]:
@@ -47,6 +47,13 @@ def conversation_query(
         earlier = [" ".join(messages[i].text.split()) for i in reversed(humans[:-1])][:context_turns]
         latest = f"{latest} (context: {' | '.join(earlier)})"
     return latest[:max_chars]
+
+
+def earlier_turns(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
+    """The conversation before the latest user message: the chat history an LLM query planner
+    reads to resolve references in it ("book a table *there*")."""
+    humans = _human_indexes(messages)
+    return list(messages[: humans[-1]]) if humans else []
 
 
 def turn_key(messages: Sequence[BaseMessage]) -> str | None:

@@ -159,15 +159,19 @@ class ToolIndex:
                 out.append(tool)
         return out
 
-    def search(self, query: str, k: K = 5, *, config: RetrievalConfig | str | None = None) -> SearchResult:
-        return self.kb.search(query, k, config=config or self.config)
+    def search(self, query: str, k: K = 5, *, config: RetrievalConfig | str | None = None,
+               history: Sequence[Any] | None = None) -> SearchResult:
+        """``kb.search`` with this index's config; ``history`` = the earlier conversation (LLM planner)."""
+        return self.kb.search(query, k, config=config or self.config, history=history)
 
-    async def asearch(self, query: str, k: K = 5, *, config: RetrievalConfig | str | None = None) -> SearchResult:
-        return await self.kb.asearch(query, k, config=config or self.config)
+    async def asearch(self, query: str, k: K = 5, *, config: RetrievalConfig | str | None = None,
+                      history: Sequence[Any] | None = None) -> SearchResult:
+        return await self.kb.asearch(query, k, config=config or self.config, history=history)
 
-    def begin_search(self, query: str, k: K = 5, *, config: RetrievalConfig | str | None = None) -> SearchState:
+    def begin_search(self, query: str, k: K = 5, *, config: RetrievalConfig | str | None = None,
+                     history: Sequence[Any] | None = None) -> SearchState:
         """A not yet run search over the knowledge base, for driving the pipeline stages."""
-        return self.kb.begin_search(query, k, config=config or self.config)
+        return self.kb.begin_search(query, k, config=config or self.config, history=history)
 
     def select(self, query: str, k: K = 5) -> list[BaseTool]:
         """The live tools that best serve ``query``."""

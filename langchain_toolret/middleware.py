@@ -13,7 +13,9 @@ retrieves for the conversation. Compared with LangChain's ``LLMToolSelectorMiddl
   and a new user message selects again;
 * ``always_include`` tools are always offered; ``search_tool=True`` adds a ``search_tools``
   tool the model can call to widen its set for the rest of the turn;
-* a failing selector never breaks the agent: it logs and offers the ``fallback`` set.
+* a failing selector never breaks the agent: it logs and offers the ``fallback`` set;
+* ``condensed_descriptions=True`` (opt-in) hands the model copies of the tools whose
+  description is the condensed card's text (:mod:`langchain_toolret.condensed`), in fewer tokens.
 
 The first call indexes ``request.tools`` (an in-memory knowledge base, cached by content
 hash; a changed tool set re-embeds only the tools that changed); pass ``knowledge_base=`` to
@@ -34,6 +36,7 @@ from typing_extensions import NotRequired
 from langchain_toolret.conversation import (
     conversation_query,
     current_turn,
+    earlier_turns,
     tool_results,
     turn_key,
 )
@@ -68,6 +71,10 @@ class ToolSelectionMiddleware(NarrowingMiddleware):
         fallback: tools offered when selection fails: ``"all"``, ``"always_include"`` or names.
         query_builder: conversation → query (default
             :func:`~langchain_toolret.conversation.conversation_query`).
+        condensed_descriptions: bind copies of the tools described by
+            :func:`toolret.cards.agent_description` instead of their raw descriptions (the
+            ``always_include`` tools too: they are sent on every call, so they save the most;
+            the ``search_tools`` tool keeps its own). The tools you passed are not modified.
 
     Example::
 
@@ -90,12 +97,13 @@ class ToolSelectionMiddleware(NarrowingMiddleware):
         search_k: int = 5,
         fallback: Fallback = "all",
         query_builder: Callable[[list[BaseMessage]], str | None] | None = None,
+        condensed_descriptions: bool = False,
     ) -> None:
         if k != "auto" and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
             raise ValueError(f"k must be a positive integer or 'auto', not {k!r}")
         super().__init__(knowledge_base=knowledge_base, preset=preset, llm=llm, embedder=embedder,
                          always_include=always_include, search_tool=search_tool, search_k=search_k,
-                         fallback=fallback)
+                         fallback=fallback, condensed_descriptions=condensed_descriptions)
         self.k = k
         self.query_builder = query_builder or conversation_query
 
@@ -110,6 +118,7 @@ class ToolSelectionMiddleware(NarrowingMiddleware):
             if not step.query:
                 raise ValueError("the conversation has no user message to select tools for")
             step.k = self.k
+            step.history = earlier_turns(messages)
         step.data["turn"] = turn
         step.data["discovered"] = [
             str(name)

@@ -28,6 +28,7 @@ from langchain_core.tools import BaseTool
 from langgraph.types import Command
 from toolret import RetrievalConfig, SearchResult, ToolKnowledgeBase
 
+from langchain_toolret.condensed import CondensedTools
 from langchain_toolret.index import K, ToolIndex
 from langchain_toolret.search_tool import DEFAULT_SEARCH_TOOL_NAME, create_search_tool
 
@@ -48,6 +49,8 @@ class Step:
     extra: list[Any]
     query: str | None = None
     k: K = 5
+    #: The conversation before the current user message (read by an LLM planner only).
+    history: list[Any] = field(default_factory=list)
     data: dict[str, Any] = field(default_factory=dict)
 
 
@@ -65,6 +68,7 @@ class NarrowingMiddleware(AgentMiddleware[Any, Any, Any]):
         search_tool: bool | str,
         search_k: int,
         fallback: Fallback,
+        condensed_descriptions: bool = False,
     ) -> None:
         super().__init__()
         if isinstance(fallback, str) and fallback not in ("all", "always_include"):
@@ -76,8 +80,13 @@ class NarrowingMiddleware(AgentMiddleware[Any, Any, Any]):
         self.search_tool_name: str | None = None
         if search_tool:
             self.search_tool_name = search_tool if isinstance(search_tool, str) else DEFAULT_SEARCH_TOOL_NAME
-        self.tools = [create_search_tool(self.index, name=self.search_tool_name, k=search_k)] \
+        self.tools = [create_search_tool(self.index, name=self.search_tool_name, k=search_k,
+                                         condensed_descriptions=condensed_descriptions)] \
             if self.search_tool_name else []
+        #: Copies of the offered tools with condensed descriptions (None: the option is off).
+        self.condensed = CondensedTools(
+            self.index, skip=[self.search_tool_name] if self.search_tool_name else []
+        ) if condensed_descriptions else None
         self._warned: set[str] = set()
 
     # ------------------------------------------------------------------ for subclasses
@@ -121,6 +130,15 @@ class NarrowingMiddleware(AgentMiddleware[Any, Any, Any]):
             keep.add(self.search_tool_name)
         return request.override(tools=[t for t in request.tools if not isinstance(t, BaseTool) or t.name in keep])
 
+    def _condense(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
+        """With ``condensed_descriptions``: the offered tools as copies carrying their condensed text."""
+        if self.condensed is None:
+            return request
+        try:
+            return request.override(tools=self.condensed.tools(request.tools))
+        except Exception:  # noqa: BLE001 - never break the agent over a description
+            return request
+
     def _respond(self, response: Any, update: dict[str, Any] | None) -> Any:
         if not update:
             return response
@@ -146,13 +164,13 @@ class NarrowingMiddleware(AgentMiddleware[Any, Any, Any]):
             result = None
             self.index.ensure(step.candidates)  # the search tool reads the index too
             if step.query:
-                result = self.index.search(step.query, step.k)
+                result = self.index.search(step.query, step.k, history=step.history)
             names, update = self._finish(request, step, result)
             narrowed = self._narrow(request, step, names)
             self._log(step, narrowed, start)
         except Exception as exc:  # noqa: BLE001 - a selector failure must not break the agent
             narrowed, update = self._fallback(request, exc), None
-        return self._respond(handler(narrowed), update)
+        return self._respond(handler(self._condense(narrowed)), update)
 
     async def awrap_model_call(
         self, request: ModelRequest[Any], handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]]
@@ -165,10 +183,10 @@ class NarrowingMiddleware(AgentMiddleware[Any, Any, Any]):
             result = None
             await self.index.aensure(step.candidates)
             if step.query:
-                result = await self.index.asearch(step.query, step.k)
+                result = await self.index.asearch(step.query, step.k, history=step.history)
             names, update = self._finish(request, step, result)
             narrowed = self._narrow(request, step, names)
             self._log(step, narrowed, start)
         except Exception as exc:  # noqa: BLE001 - a selector failure must not break the agent
             narrowed, update = self._fallback(request, exc), None
-        return self._respond(await handler(narrowed), update)
+        return self._respond(await handler(self._condense(narrowed)), update)

@@ -120,6 +120,12 @@ class RetrievalConfig(BaseModel):
         "'llm' asks the knowledge base's LLM (full), falling back to 'offline' without one.",
     )
     n_variants: int = Field(default=2, ge=0, le=3, description="Query variants per sub-task an LLM planner adds.")
+    prf_docs: int = Field(
+        default=0, ge=0, le=10,
+        description="Pseudo-relevance feedback for the LLM planner: this many top BM25 tools of the raw query "
+        "(name and first sentence) are shown to it, as data, so its variants use the registry's vocabulary "
+        "(full: 3). The offline planner ignores it.",
+    )
     llm_timeout: float = Field(default=10.0, gt=0, description="Seconds an LLM step may take before it falls back.")
     llm_budget_s: float = Field(
         default=30.0, ge=0,
@@ -219,7 +225,7 @@ class RetrievalConfig(BaseModel):
             return cls(name=name, planner="offline", history_weight=0.5, use_learned=True,
                        reranker="cross_encoder", reflect_rounds=BALANCED_REFLECT_ROUNDS)
         return cls(name=name, planner="llm", history_weight=0.5, use_learned=True,
-                   reranker="llm", reflect_rounds=2, reflect_judge="llm")
+                   reranker="llm", reflect_rounds=2, reflect_judge="llm", prf_docs=3)
 
     @classmethod
     def resolve(cls, value: RetrievalConfig | str | None, default: RetrievalConfig | None = None) -> RetrievalConfig:

@@ -32,6 +32,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
+from toolret.chat_history import as_chat_history
 from toolret.config import LearnedWeights, RetrievalConfig
 from toolret.documents import INDEX_FIELDS, ToolDoc
 from toolret.embedding import Embedder, resolve_embedder
@@ -261,17 +262,22 @@ class ToolKnowledgeBase:
 
     # ------------------------------------------------------------------ search
     def search(
-        self, query: str, k: int | Literal["auto"] = 5, *, config: RetrievalConfig | str | None = None
+        self, query: str, k: int | Literal["auto"] = 5, *, config: RetrievalConfig | str | None = None,
+        history: Iterable[Any] | None = None,
     ) -> SearchResult:
         """The ``k`` tools that best serve ``query``, best first, with per-field evidence.
 
         ``k="auto"`` returns a precise set instead: the tools within ``config.auto_margin``
-        of the best score (per sub-task), at most ``config.auto_max_k``.
+        of the best score (per sub-task), at most ``config.auto_max_k``. ``history`` is the
+        conversation before ``query`` (toolret/LangChain/LlamaIndex chat messages, role/content
+        mappings or pairs; see :mod:`toolret.chat_history`): the LLM planner uses it to resolve
+        references such as "book a table *there*"; offline searches ignore it.
         """
-        return finish_search(self._drive(self.begin_search(query, k, config=config)))
+        return finish_search(self._drive(self.begin_search(query, k, config=config, history=history)))
 
     def begin_search(
-        self, query: str, k: int | Literal["auto"] = 5, *, config: RetrievalConfig | str | None = None
+        self, query: str, k: int | Literal["auto"] = 5, *, config: RetrievalConfig | str | None = None,
+        history: Iterable[Any] | None = None,
     ) -> SearchState:
         """A validated, not yet run search, for driving :mod:`toolret.pipeline`'s stages one by one.
 
@@ -286,6 +292,7 @@ class ToolKnowledgeBase:
         return SearchState(
             snap=self._snap, embedder=self.embedder, query=text, k=cfg.auto_max_k if auto else int(k),
             config=cfg, llm=self.llm, history=self._history, cross_encoder=self._cross_encoder(cfg), auto=auto,
+            chat=as_chat_history(history),
         )
 
     @staticmethod
@@ -312,10 +319,11 @@ class ToolKnowledgeBase:
             return self._rerankers[key]
 
     async def asearch(
-        self, query: str, k: int | Literal["auto"] = 5, *, config: RetrievalConfig | str | None = None
+        self, query: str, k: int | Literal["auto"] = 5, *, config: RetrievalConfig | str | None = None,
+        history: Iterable[Any] | None = None,
     ) -> SearchResult:
         """:meth:`search` without blocking the event loop (runs in a worker thread)."""
-        return await asyncio.to_thread(self.search, query, k, config=config)
+        return await asyncio.to_thread(self.search, query, k, config=config, history=history)
 
     # ------------------------------------------------------------------ tool-use memory
     def record(self, query: str, tool_ids: Sequence[str]) -> None:

@@ -32,12 +32,16 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, TypeVar
 
+import numpy as np
+
 from toolret.config import BALANCED_REFLECT_ROUNDS, RetrievalConfig
+from toolret.docstrings import first_sentence
 from toolret.embedding import Embedder
 from toolret.errors import QueryError
 from toolret.fusion import budgeted_merge, reciprocal_rank_fusion
 from toolret.guards import clean_query
 from toolret.history import HistorySnapshot
+from toolret.llm import ChatMessage
 from toolret.planning import FieldQueries, QueryPlan, plan_offline
 from toolret.ranking import rank_query
 from toolret.reflection import (
@@ -116,7 +120,14 @@ def _plan(state: SearchState) -> QueryPlan | None:
     if config.planner == "llm" and llm is not None and timeout is not None:
         from toolret.llm_planning import plan_with_llm
 
-        plan, step = state.spend_llm(lambda: plan_with_llm(query, llm, n_variants=config.n_variants, timeout=timeout))
+        feedback = _feedback_docs(state.snap, query, config.prf_docs)
+        plan, step = state.spend_llm(lambda: plan_with_llm(query, llm, history=state.chat or None,
+                                                           feedback_docs=feedback or None,
+                                                           n_variants=config.n_variants, timeout=timeout))
+        extra = [f"{n} {what}" for n, what in ((len(state.chat), "history turn(s)"),
+                                                (len(feedback), "feedback doc(s)")) if n]
+        if extra:
+            step = step.model_copy(update={"note": "; ".join([step.note, *extra]) if step.note else "; ".join(extra)})
         trace.append(step)
         return plan
     start = time.perf_counter()
@@ -129,6 +140,16 @@ def _plan(state: SearchState) -> QueryPlan | None:
     else:
         trace.append(TraceStep(stage="plan", path="offline", ms=ms, note=f"{len(plan.subtasks)} sub-task(s)"))
     return plan
+
+
+def _feedback_docs(snap: Snapshot, query: str, n: int) -> list[str]:
+    """Pseudo-relevance feedback: the ``n`` best BM25 tools of the raw query, as
+    ``name: first sentence`` lines the LLM planner reads (as data) for the registry's vocabulary."""
+    if n <= 0 or len(snap) == 0:
+        return []
+    scores = snap.lexical["description"].scores(query)
+    best = [int(i) for i in np.argsort(-scores, kind="stable")[:n] if scores[i] > 0]
+    return [f"{snap.docs[i].name}: {first_sentence(snap.docs[i].description)}" for i in best]
 
 
 def _jobs(query: str, plan: QueryPlan | None) -> list[_Job]:
@@ -198,6 +219,8 @@ class SearchState:
     requery_cache: dict[str, list[ScoredTool]] = field(default_factory=dict)
     #: Each sub-task's own fused ranking (by sub-task index), kept for reflection's re-queries.
     subtask_lists: dict[int, list[ScoredTool]] = field(default_factory=dict)
+    #: Earlier chat turns (``search(..., history=...)``), read by the LLM planner.
+    chat: list[ChatMessage] = field(default_factory=list)
     #: Seconds the LLM steps of this search have taken so far (bounded by ``config.llm_budget_s``).
     llm_spent_s: float = 0.0
 

@@ -152,3 +152,16 @@ def test_invalid_options_are_rejected():
         ToolSelectionMiddleware(k=0)
     with pytest.raises(ValueError, match="fallback"):
         ToolSelectionMiddleware(fallback="none")  # type: ignore[arg-type]
+
+
+def test_with_an_llm_the_planner_reads_the_earlier_conversation(tools, embedder):
+    from toolret.llm import ScriptedLLM
+
+    planner = ScriptedLLM([])  # every LLM step fails over to its offline path; the prompts are recorded
+    agent, model, _ = _agent(tools, ["18 degrees.", "64 F."], k=1, llm=planner, embedder=embedder)
+    agent.invoke({"messages": [HumanMessage("what's the temperature forecast in Madrid?")]}, THREAD)
+    first_turn_calls = len(planner.calls)
+    agent.invoke({"messages": [HumanMessage("and in Rome?")]}, THREAD)
+    prompts = ["\n".join(m.content for m in call) for call in planner.calls[first_turn_calls:]]
+    assert any("user: what's the temperature forecast in Madrid?\nassistant: 18 degrees." in p for p in prompts)
+    assert model.calls[1].tool_names == ["get_weather"]  # the offline fallback still selects

@@ -125,3 +125,27 @@ def test_llm_plan_naming_unknown_things_never_reaches_the_result(kb):
     result = kb.search("weather in Lisbon", k=3, config="full")
     assert set(result.ids) <= set(kb.ids)
     assert len(result.tools) == 3
+
+
+def test_search_history_and_feedback_docs_reach_the_llm_planner(kb):
+    llm = ScriptedLLM([_plan(), '{"ranking": ["find_restaurants", "get_weather"], "irrelevant": []}',
+                       '{"uncovered": [], "rewrites": {}}'])
+    kb.llm = llm
+    chat = [("user", "I land in Lisbon tomorrow morning"), {"role": "ai", "content": "Have a good flight!"}]
+    result = kb.search("weather there, and a sushi place for dinner", k=2, config="full", history=chat)
+    prompt = llm.calls[0][-1].content
+    assert "user: I land in Lisbon tomorrow morning\nassistant: Have a good flight!" in prompt
+    # pseudo-relevance feedback (full: prf_docs=3): the raw query's best BM25 tools, as data
+    assert "get_weather: Current weather and forecast for a city." in prompt
+    plan_step = next(s for s in result.trace if s.stage == "plan")
+    assert "2 history turn(s)" in plan_step.note and "feedback doc(s)" in plan_step.note
+
+
+def test_prf_off_and_offline_searches_ignore_history(kb):
+    llm = ScriptedLLM([_plan(), '{"ranking": [], "irrelevant": []}', '{"uncovered": [], "rewrites": {}}'])
+    kb.llm = llm
+    kb.search("weather and sushi", k=2, config=kb.config.preset("full").model_copy(update={"prf_docs": 0}))
+    assert '<data name="feedback">' not in llm.calls[0][-1].content
+    chat = [("user", "I land in Lisbon tomorrow")]
+    assert kb.search("weather there", k=2, config="balanced", history=chat).ids == \
+        kb.search("weather there", k=2, config="balanced").ids
