@@ -1,6 +1,6 @@
 """What a tool selector saves: tool-definition tokens per model call, and what selecting costs.
 
-    python examples/langchain_token_savings.py [--k 5] [--json out.json]
+    python examples/langchain_token_savings.py [--k 5] [--condensed] [--json out.json]
 
 Runs LangChain's ``create_agent`` over the 650-tool standard-library registry for a set of
 requests, once with every tool bound and once with ``ToolSelectionMiddleware``, and with the
@@ -10,6 +10,10 @@ Selection latency is the time spent inside the middleware before the model is ca
 measured by two timing middleware around it; the first call (which indexes the registry) is
 reported on its own, and calls inside a tool loop (pinned selection) apart from new turns.
 Indexing the registry takes one to two minutes on two CPU cores.
+
+``--condensed`` runs every setting a second time with ``condensed_descriptions=True`` over the
+same knowledge base (so the same tools are selected) and reports the tokens side by side: the
+difference is the descriptions alone (condensed card text instead of the raw docstring).
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from langchain_stdlib_tools import stdlib_langchain_tools
 from langgraph.checkpoint.memory import InMemorySaver
 
 from langchain_toolret import ToolSelectionMiddleware, create_agent
+from langchain_toolret.condensed import CondensedTools
 from langchain_toolret.testing import ModelCall, ScriptedChatModel, tool_call
 
 REQUESTS = [
@@ -82,27 +87,17 @@ def _run(agent: Any, requests: list[str]) -> None:
         agent.invoke({"messages": [("user", request)]}, {"configurable": {"thread_id": str(i)}})
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--k", type=int, default=5)
-    parser.add_argument("--json", help="write the figures here")
-    args = parser.parse_args(argv)
-    tools = stdlib_langchain_tools()
-    report: dict[str, Any] = {"n_tools": len(tools), "n_requests": len(REQUESTS), "k": args.k}
-
-    plain = _model(1)
-    create_langchain_agent(plain, tools=tools).invoke({"messages": [("user", REQUESTS[0])]})
-    report["all_tools_tokens_per_call"] = _tokens(plain.calls[0])
-
-    outer, inner = [], []
+def _selector_run(tools: list[Any], k: int, **options: Any) -> tuple[dict[str, Any], ToolSelectionMiddleware]:
+    outer: list[float] = []
+    inner: list[float] = []
     selected = _model(len(REQUESTS))
-    selector = ToolSelectionMiddleware(k=args.k)
+    selector = ToolSelectionMiddleware(k=k, **options)
     agent = create_langchain_agent(selected, tools=tools, middleware=[
         _Clock("clock_outer", outer), selector, _Clock("clock_inner", inner)])
     _run(agent, REQUESTS)
     ms = [(b - a) * 1000 for a, b in zip(outer, inner)]
     new_turn, pinned = ms[0::2], ms[1::2]
-    report["selector"] = {
+    return {
         "tokens_per_call_mean": statistics.mean(_tokens(c) for c in selected.calls),
         "tokens_per_call_max": max(_tokens(c) for c in selected.calls),
         "first_call_ms_with_indexing": round(new_turn[0], 1),
@@ -110,19 +105,47 @@ def main(argv: list[str] | None = None) -> int:
         "selection_ms_p95": round(statistics.quantiles(new_turn[1:], n=20)[18], 2),
         "pinned_call_ms_p50": round(statistics.median(pinned), 3),
         "model_calls": len(selected.calls),
-    }
+    }, selector
 
-    # Agentic mode, all requests in one conversation so the bound set fills up to its cap.
+
+def _agentic_run(tools: list[Any], kb: Any, **options: Any) -> dict[str, Any]:
+    """All requests in one conversation, so the bound set fills up to its cap."""
     agentic = _model(len(REQUESTS))
-    agent = create_agent(agentic, tools, max_tools=10, seed_k=3, knowledge_base=selector.index.kb,
-                         checkpointer=InMemorySaver())
+    agent = create_agent(agentic, tools, max_tools=10, seed_k=3, knowledge_base=kb, checkpointer=InMemorySaver(),
+                         **options)
     for request in REQUESTS:
         agent.invoke({"messages": [("user", request)]}, {"configurable": {"thread_id": "one"}})
-    report["agentic"] = {
+    return {
         "tokens_per_call_mean": statistics.mean(_tokens(c) for c in agentic.calls),
         "tokens_per_call_max": max(_tokens(c) for c in agentic.calls),
         "tools_per_call_max": max(len(c.tools) for c in agentic.calls),
     }
+
+
+def _all_tools_tokens(tools: list[Any]) -> float:
+    plain = _model(1)
+    create_langchain_agent(plain, tools=tools).invoke({"messages": [("user", REQUESTS[0])]})
+    return _tokens(plain.calls[0])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--k", type=int, default=5)
+    parser.add_argument("--condensed", action="store_true",
+                        help="also run with condensed_descriptions=True and compare the tokens")
+    parser.add_argument("--json", help="write the figures here")
+    args = parser.parse_args(argv)
+    tools = stdlib_langchain_tools()
+    report: dict[str, Any] = {"n_tools": len(tools), "n_requests": len(REQUESTS), "k": args.k}
+
+    report["all_tools_tokens_per_call"] = _all_tools_tokens(tools)
+    report["selector"], selector = _selector_run(tools, args.k)
+    kb = selector.index.kb
+    report["agentic"] = _agentic_run(tools, kb)
+    if args.condensed:
+        report["all_tools_condensed_tokens_per_call"] = _all_tools_tokens(CondensedTools(kb).tools(tools))
+        report["selector_condensed"], _ = _selector_run(tools, args.k, knowledge_base=kb, condensed_descriptions=True)
+        report["agentic_condensed"] = _agentic_run(tools, kb, condensed_descriptions=True)
 
     full = report["all_tools_tokens_per_call"]
     sel = report["selector"]
@@ -134,6 +157,17 @@ def main(argv: list[str] | None = None) -> int:
     print(f"selection latency per new user turn: p50 {sel['selection_ms_p50']} ms, p95 {sel['selection_ms_p95']} ms; "
           f"pinned (tool loop) p50 {sel['pinned_call_ms_p50']} ms; first call incl. indexing "
           f"{sel['first_call_ms_with_indexing'] / 1000:.1f} s")
+    if args.condensed:
+        print("condensed descriptions (raw -> condensed, tokens per model call):")
+        rows = [("all tools", full, report["all_tools_condensed_tokens_per_call"])]
+        rows += [(f"{name} mean", report[name]["tokens_per_call_mean"], report[f"{name}_condensed"]["tokens_per_call_mean"])
+                 for name in ("selector", "agentic")]
+        rows += [(f"{name} max", report[name]["tokens_per_call_max"], report[f"{name}_condensed"]["tokens_per_call_max"])
+                 for name in ("selector", "agentic")]
+        for label, raw, short in rows:
+            print(f"  {label:14} {raw:9,.0f} -> {short:9,.0f}  ({1 - short / raw:.0%} fewer)")
+        print(f"  selection latency with condensing: p50 {report['selector_condensed']['selection_ms_p50']} ms, "
+              f"pinned p50 {report['selector_condensed']['pinned_call_ms_p50']} ms")
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(report, fh, indent=2)

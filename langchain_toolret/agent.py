@@ -84,12 +84,13 @@ class ToolSearchMiddleware(NarrowingMiddleware):
         search_tool_name: str = DEFAULT_SEARCH_TOOL_NAME,
         fallback: Fallback = "always_include",
         query_builder: Callable[[list[BaseMessage]], str | None] | None = None,
+        condensed_descriptions: bool = False,
     ) -> None:
         if max_tools < 1 or seed_k < 0 or search_k < 1:
             raise ValueError("max_tools and search_k must be at least 1, seed_k at least 0")
         super().__init__(knowledge_base=knowledge_base, preset=preset, llm=llm, embedder=embedder,
                          always_include=always_include, search_tool=search_tool_name, search_k=search_k,
-                         fallback=fallback)
+                         fallback=fallback, condensed_descriptions=condensed_descriptions)
         self.max_tools = max_tools
         self.seed_k = seed_k
         self.query_builder = query_builder or conversation_query
@@ -137,6 +138,7 @@ def create_agent(
     llm: Any = None,
     always_include: Sequence[str] = (),
     search_tool_name: str = DEFAULT_SEARCH_TOOL_NAME,
+    condensed_descriptions: bool = False,
     system_prompt: Any = None,
     state_schema: type[Any] | None = None,
     middleware: Sequence[AgentMiddleware[Any, Any, Any]] = (),
@@ -155,6 +157,9 @@ def create_agent(
             ``tools`` on first use).
         preset, llm: retrieval preset, and a chat model for its LLM steps (``"full"``).
         always_include: tool names bound on every call.
+        condensed_descriptions: bind copies of the tools described by their condensed card
+            (:func:`toolret.cards.agent_description`; ``always_include`` tools too) and list
+            found tools by it in ``search_tools`` answers; your tools are not modified.
         system_prompt, state_schema, middleware, and any other keyword (``checkpointer``,
         ``store``, ``response_format``, ``context_schema``, ``name``…): passed to
         ``langchain.agents.create_agent``. A custom ``state_schema`` is merged with
@@ -169,6 +174,7 @@ def create_agent(
     searcher = ToolSearchMiddleware(
         max_tools=max_tools, search_k=search_k, seed_k=seed_k, knowledge_base=knowledge_base,
         preset=preset, llm=llm, always_include=always_include, search_tool_name=search_tool_name,
+        condensed_descriptions=condensed_descriptions,
     )
     return create_langchain_agent(
         model, tools=list(tools), system_prompt=system_prompt, middleware=[searcher, *middleware],

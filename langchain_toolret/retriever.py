@@ -37,10 +37,11 @@ from langchain_core.callbacks import (
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 from langchain_core.tools import BaseTool
-from pydantic import ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, PrivateAttr, field_validator
 from toolret import RetrievalConfig, SearchResult, ToolKnowledgeBase
 from toolret.errors import QueryError
 
+from langchain_toolret.condensed import CondensedTools
 from langchain_toolret.index import K, ToolIndex
 
 __all__ = ["ToolRetriever", "result_to_documents"]
@@ -73,7 +74,9 @@ class ToolRetriever(BaseRetriever):
     built (``ToolRetriever(knowledge_base=kb)``, e.g. one loaded from disk). ``k`` is the
     default number of tools (or ``"auto"`` for a precise set); ``invoke(query, k=3)``
     overrides it per call. ``config`` is a preset name or a ``RetrievalConfig`` used for
-    every search (default: the knowledge base's own).
+    every search (default: the knowledge base's own). ``condensed_descriptions=True`` makes
+    :meth:`get_tools` return copies described by their condensed card
+    (:func:`toolret.cards.agent_description`), ready to bind in fewer tokens.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -81,6 +84,8 @@ class ToolRetriever(BaseRetriever):
     index: ToolIndex = Field(exclude=True)
     k: K = 5
     config: RetrievalConfig | str | None = None
+    condensed_descriptions: bool = False
+    _condensed: CondensedTools | None = PrivateAttr(default=None)
 
     def __init__(self, knowledge_base: ToolKnowledgeBase | ToolIndex | None = None, **data: Any) -> None:
         if knowledge_base is not None:
@@ -103,13 +108,14 @@ class ToolRetriever(BaseRetriever):
         preset: str | RetrievalConfig = "fast",
         embedder: Any = None,
         llm: Any = None,
+        condensed_descriptions: bool = False,
     ) -> ToolRetriever:
         """Index ``tools`` in an in-memory knowledge base and retrieve from it.
 
         ``llm`` (a LangChain chat model or a toolret LLM) is used by ``preset="full"``.
         """
         index = ToolIndex.from_tools(tools, config=preset, embedder=embedder, llm=llm)
-        return cls(index=index, k=k)
+        return cls(index=index, k=k, condensed_descriptions=condensed_descriptions)
 
     @property
     def knowledge_base(self) -> ToolKnowledgeBase:
@@ -124,13 +130,21 @@ class ToolRetriever(BaseRetriever):
         """The raw toolret result (ids, scores, plan and trace) for ``query``."""
         return self.index.search(query, self._k(k), config=self.config)
 
+    def _present(self, tools: list[BaseTool]) -> list[BaseTool]:
+        if not self.condensed_descriptions:
+            return tools
+        if self._condensed is None or self._condensed.source is not self.index:
+            self._condensed = CondensedTools(self.index)
+        return self._condensed.tools(tools)
+
     def get_tools(self, query: str, k: K | None = None) -> list[BaseTool]:
-        """The live LangChain tools for ``query``, best first, ready for ``bind_tools``."""
-        return self.index.live(self.search(query, k))
+        """The live LangChain tools for ``query``, best first, ready for ``bind_tools``
+        (condensed copies with ``condensed_descriptions``)."""
+        return self._present(self.index.live(self.search(query, k)))
 
     async def aget_tools(self, query: str, k: K | None = None) -> list[BaseTool]:
         result = await self.index.asearch(query, self._k(k), config=self.config)
-        return self.index.live(result)
+        return self._present(self.index.live(result))
 
     def _get_relevant_documents(
         self, query: str, *, run_manager: CallbackManagerForRetrieverRun, k: K | None = None

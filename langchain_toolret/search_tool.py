@@ -4,7 +4,9 @@ Retrieval before the model call can miss a tool the model only discovers it need
 working. The model calls ``search_tools("convert a PDF to text")``; the result names each
 found tool with a one-line description (so the model can judge it without a second
 round-trip), and the names travel in the ``ToolMessage.artifact`` so the selector binds
-those tools from the next model call on.
+those tools from the next model call on. With ``condensed_descriptions=True`` that line is
+the first sentence of the tool's condensed agent description (:mod:`langchain_toolret.condensed`),
+so an LLM-written card's summary is what the model reads.
 
 Example:
     >>> from langchain_core.tools import tool
@@ -29,6 +31,7 @@ from typing import Annotated
 from langchain_core.tools import BaseTool, StructuredTool
 from toolret.docstrings import first_sentence
 
+from langchain_toolret.condensed import CondensedTools
 from langchain_toolret.index import ToolIndex
 
 __all__ = ["DEFAULT_SEARCH_TOOL_NAME", "create_search_tool", "describe_tools"]
@@ -54,13 +57,19 @@ def describe_tools(tools: list[BaseTool]) -> str:
     return "\n".join(lines)
 
 
-def create_search_tool(index: ToolIndex, *, name: str = DEFAULT_SEARCH_TOOL_NAME, k: int = 5) -> StructuredTool:
-    """A tool that searches ``index`` and returns names + one-line descriptions (artifact: names)."""
+def create_search_tool(index: ToolIndex, *, name: str = DEFAULT_SEARCH_TOOL_NAME, k: int = 5,
+                       condensed_descriptions: bool = False) -> StructuredTool:
+    """A tool that searches ``index`` and returns names + one-line descriptions (artifact: names).
+
+    ``condensed_descriptions``: describe each found tool by its condensed card, not its raw text.
+    """
+    condensed = CondensedTools(index) if condensed_descriptions else None
 
     def _answer(query: str, found: list[BaseTool]) -> tuple[str, list[str]]:
         if not found:
             return f"No tools found for {query!r}. Try describing the capability differently.", []
-        return "Tools found (you can call them from now on):\n" + describe_tools(found), [t.name for t in found]
+        shown = condensed.tools(found) if condensed is not None else found
+        return "Tools found (you can call them from now on):\n" + describe_tools(shown), [t.name for t in found]
 
     def search(query: Annotated[str, _QUERY]) -> tuple[str, list[str]]:
         return _answer(query, index.select(query, k))

@@ -44,7 +44,9 @@ logger = logging.getLogger("toolret")
 
 DEFAULT_PERSIST_DIR = "./storage"
 #: ``as_retriever``/``as_node_retriever`` options besides ``node_postprocessors``.
-_RETRIEVER_OPTIONS = frozenset({"similarity_top_k", "k", "config", "keep_used", "callback_manager", "verbose"})
+_RETRIEVER_OPTIONS = frozenset({"similarity_top_k", "k", "config", "callback_manager", "verbose"})
+#: Options of ``as_retriever`` only (the object retriever's).
+_OBJECT_OPTIONS = frozenset({"keep_used", "condensed_descriptions"})
 
 
 def _resolve_embedder(embedder: Any, embed_model: Any) -> Any:
@@ -259,7 +261,7 @@ class ToolObjectIndex:
     # ------------------------------------------------------------------ reading
     def as_node_retriever(self, **kwargs: Any) -> ToolRetriever:
         """A LlamaIndex ``BaseRetriever`` returning tool nodes (``similarity_top_k``/``k``, ``config``)."""
-        return ToolRetriever(self._kb, **_retriever_kwargs(kwargs, allow_keep_used=False))
+        return ToolRetriever(self._kb, **_retriever_kwargs(kwargs, objects=False))
 
     def as_retriever(
         self, node_postprocessors: list[BaseNodePostprocessor] | None = None, **kwargs: Any
@@ -268,21 +270,24 @@ class ToolObjectIndex:
 
         Options: ``similarity_top_k`` (or ``k``: an int or ``"auto"``; default 5), ``config``
         (preset name or RetrievalConfig), ``keep_used`` (recently called tools kept on offer,
-        default 3), ``callback_manager``, ``verbose``. Other vector-retriever options
-        (``filters``...) have no meaning here and raise :class:`toolret.ConfigError`.
+        default 3), ``condensed_descriptions`` (return copies described by their condensed
+        card, :mod:`llamaindex_toolret.condensed`; default False), ``callback_manager``,
+        ``verbose``. Other vector-retriever options (``filters``...) have no meaning here and
+        raise :class:`toolret.ConfigError`.
         """
-        opts = _retriever_kwargs(kwargs, allow_keep_used=True)
+        opts = _retriever_kwargs(kwargs, objects=True)
         keep_used = opts.pop("keep_used", 3)
+        condensed = bool(opts.pop("condensed_descriptions", False))
         return ToolObjectRetriever(ToolRetriever(self._kb, **opts), self._mapping, node_postprocessors,
-                                   keep_used=keep_used)
+                                   keep_used=keep_used, condensed_descriptions=condensed)
 
     def tools(self) -> list[BaseTool]:
         """Every live tool in the index."""
         return list(self._mapping.obj_node_mapping.values())
 
 
-def _retriever_kwargs(kwargs: dict[str, Any], *, allow_keep_used: bool) -> dict[str, Any]:
-    allowed = _RETRIEVER_OPTIONS if allow_keep_used else _RETRIEVER_OPTIONS - {"keep_used"}
+def _retriever_kwargs(kwargs: dict[str, Any], *, objects: bool) -> dict[str, Any]:
+    allowed = _RETRIEVER_OPTIONS | _OBJECT_OPTIONS if objects else _RETRIEVER_OPTIONS
     unknown = sorted(set(kwargs) - allowed)
     if unknown:
         raise ConfigError(

@@ -16,7 +16,9 @@ it). The object retriever also remembers the last ``keep_used`` tools the agent 
 offers them again on later queries: a follow-up such as "and what about tomorrow?" names no
 tool, yet the model, seeing the earlier call in its history, calls that tool again
 (llama_index issue 15515). Create one object retriever per conversation to keep that memory
-per conversation (``index.as_retriever()`` is cheap: the knowledge base is shared).
+per conversation (``index.as_retriever()`` is cheap: the knowledge base is shared). With
+``condensed_descriptions=True`` it returns copies of the tools described by their condensed
+card (:mod:`llamaindex_toolret.condensed`), so the agent reads fewer tokens per tool.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from llama_index.core.tools import BaseTool
 from toolret import RetrievalConfig, SearchResult, ToolKnowledgeBase
 from toolret.errors import ConfigError, ToolNotFoundError
 
+from llamaindex_toolret.condensed import CondensedTools
 from llamaindex_toolret.mapping import ToolNodeMapping
 
 __all__ = ["ToolObjectRetriever", "ToolRetriever"]
@@ -134,6 +137,8 @@ class ToolObjectRetriever(ObjectRetriever[BaseTool]):
     form in :meth:`aretrieve`), not on exact-name lookups. ``keep_used`` (default 3) is how
     many recently called tools are appended to every later result; 0 turns that memory off.
     ``aretrieve`` runs the search in a worker thread, so the event loop keeps serving.
+    ``condensed_descriptions`` (default off) returns copies whose ``metadata.description`` is
+    :func:`toolret.cards.agent_description` of the indexed tool; the copies run the same code.
     """
 
     def __init__(
@@ -143,6 +148,7 @@ class ToolObjectRetriever(ObjectRetriever[BaseTool]):
         node_postprocessors: list[BaseNodePostprocessor] | None = None,
         *,
         keep_used: int = 3,
+        condensed_descriptions: bool = False,
     ) -> None:
         if not isinstance(retriever, ToolRetriever):
             raise TypeError(f"ToolObjectRetriever needs a ToolRetriever, got {type(retriever).__name__}")
@@ -150,6 +156,8 @@ class ToolObjectRetriever(ObjectRetriever[BaseTool]):
             raise ConfigError(f"keep_used must be a non-negative integer, got {keep_used!r}")
         super().__init__(retriever, object_node_mapping, node_postprocessors)
         self.keep_used = keep_used
+        #: Copies with condensed descriptions (None: the option is off).
+        self.condensed = CondensedTools(retriever.kb) if condensed_descriptions else None
         self._used: OrderedDict[str, None] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -195,7 +203,10 @@ class ToolObjectRetriever(ObjectRetriever[BaseTool]):
             if tool is not None and tool_id not in seen and tool_id in self.retriever.kb:
                 seen.add(tool_id)
                 tools.append(tool)
-        return tools
+        return self._present(tools)
+
+    def _present(self, tools: list[BaseTool]) -> list[BaseTool]:
+        return self.condensed.tools(tools) if self.condensed is not None else tools
 
     def _named(self, query: QueryBundle) -> list[BaseTool] | None:
         hit = self.retriever.lookup(query.query_str)
@@ -206,7 +217,7 @@ class ToolObjectRetriever(ObjectRetriever[BaseTool]):
             logger.warning("no live LlamaIndex tool attached for %r (insert_object it)", hit.node.node_id)
             return []
         self._remember(hit.node.node_id)
-        return [tool]
+        return self._present([tool])
 
     def retrieve(self, str_or_query_bundle: QueryType) -> list[BaseTool]:
         query = _bundle(str_or_query_bundle)

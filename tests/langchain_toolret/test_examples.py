@@ -95,8 +95,15 @@ def test_agentic_example(small_registry, monkeypatch, capsys):
 
 @pytest.mark.slow
 def test_token_savings_example(small_registry, monkeypatch, capsys, tmp_path):
-    out = _run("langchain_token_savings", small_registry, monkeypatch, capsys, "--json", str(tmp_path / "r.json"))
+    out = _run("langchain_token_savings", small_registry, monkeypatch, capsys, "--condensed",
+               "--json", str(tmp_path / "r.json"))
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["selector"]["tokens_per_call_mean"] < report["all_tools_tokens_per_call"] / 5
     assert report["agentic"]["tools_per_call_max"] <= 11
     assert "selection latency per new user turn" in out
+    # Condensed descriptions: the same selection, fewer tokens (stdlib docstrings are long).
+    assert report["all_tools_condensed_tokens_per_call"] < report["all_tools_tokens_per_call"]
+    for mode in ("selector", "agentic"):
+        assert report[f"{mode}_condensed"]["tokens_per_call_mean"] < report[mode]["tokens_per_call_mean"]
+    assert report["selector_condensed"]["model_calls"] == report["selector"]["model_calls"]
+    assert "condensed descriptions (raw -> condensed" in out
