@@ -147,7 +147,9 @@ def _fit(kb: Any, fit_queries: list[Any]) -> float:
     weights = kb.fit()
     seconds = time.perf_counter() - start
     print(f"recorded {len(fit_queries)} bundles and fitted weights on {weights.n_queries} of them "
-          f"({weights.n_pairs} pairs, loss {weights.loss_before:.3f} -> {weights.loss_after:.3f}) in {seconds:.1f} s")
+          f"({weights.n_pairs} pairs, loss {weights.loss_before:.3f} -> {weights.loss_after:.3f}) in {seconds:.1f} s; "
+          f"l2 {weights.l2 if weights.l2 is not None else 'none (hand-set formula kept)'}, held-out R@5 "
+          f"{weights.validation_recall_default:.3f} hand-set -> {weights.validation_recall:.3f} on {weights.n_validation}")
     return seconds
 
 

@@ -84,6 +84,12 @@ class LearnedWeights(BaseModel):
     n_pairs: int = 0
     loss_before: float = 0.0
     loss_after: float = 0.0
+    #: Regularisation chosen on the held-out fifth of the fit queries; None = the hand-set
+    #: formula was kept because no fitted scorer beat it there.
+    l2: float | None = None
+    n_validation: int = 0
+    validation_recall: float = 0.0
+    validation_recall_default: float = 0.0
 
 
 class RetrievalConfig(BaseModel):
