@@ -178,6 +178,11 @@ class RetrievalConfig(BaseModel):
         description="k='auto' keeps tools scoring within this margin of the best (per sub-task).",
     )
     auto_max_k: int = Field(default=5, ge=1, description="Most tools k='auto' returns.")
+    auto_subtask_margin: float | None = Field(
+        default=0.16, ge=0,
+        description="k='auto' leaves out a sub-task whose best tool scores more than this below the request's "
+        "best tool (a fragment no tool answers well); None keeps every sub-task's best tool.",
+    )
     fields: tuple[str, ...] | None = Field(
         default=None,
         description="Index fields a search uses (None: all of toolret.documents.INDEX_FIELDS); "

@@ -443,7 +443,8 @@ def finish_search(state: SearchState) -> SearchResult:
     tools = state.tools[: state.k]
     if state.auto:
         start = time.perf_counter()
-        chosen = select_auto(tools, margin=state.config.auto_margin, max_k=state.config.auto_max_k)
+        chosen = select_auto(tools, margin=state.config.auto_margin, max_k=state.config.auto_max_k,
+                             subtask_margin=state.config.auto_subtask_margin)
         state.trace.append(TraceStep(stage="auto_k", path="offline", ms=(time.perf_counter() - start) * 1000,
                                      note=f"kept {len(chosen)} of {len(tools)} (margin {state.config.auto_margin})"))
         tools = chosen

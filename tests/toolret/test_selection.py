@@ -28,6 +28,22 @@ def test_each_subtask_keeps_its_own_best_tools():
     assert chosen == ["weather", "news", "forecast"]
 
 
+def test_a_subtask_far_below_the_best_tool_is_left_out():
+    ranked = [
+        _tool("house_renting", 0.72), _tool("travel", 0.69, "moving to Japan"),
+        _tool("chat", 0.41, "can you help me out?"), _tool("faq", 0.39, "can you help me out?"),
+    ]
+    gated = [t.id for t in select_auto(ranked, margin=0.08, max_k=5, subtask_margin=0.16)]
+    assert gated == ["house_renting", "travel"]
+    ungated = [t.id for t in select_auto(ranked, margin=0.08, max_k=5)]
+    assert ungated == ["house_renting", "travel", "chat", "faq"]
+
+
+def test_the_request_best_group_is_never_left_out():
+    ranked = [_tool("weather", 0.9, "weather tomorrow"), _tool("news", 0.2, "news about delays")]
+    assert [t.id for t in select_auto(ranked, margin=0.08, max_k=5, subtask_margin=0.0)] == ["weather"]
+
+
 def test_auto_k_search_returns_a_small_precise_set(embedder):
     from toolret import ToolDoc, ToolKnowledgeBase
 
