@@ -55,8 +55,8 @@ def select_auto(
     for members in groups.values():
         ordered = sorted(members, key=lambda t: -t.score)
         n = auto_cut([t.score for t in ordered], margin=margin, max_k=max_k)
-        if subtask_margin is not None and members[0].subtask is not None and ordered:
-            if ordered[0].score < best - subtask_margin:
-                continue
+        far_below = subtask_margin is not None and ordered[0].score < best - subtask_margin
+        if members[0].subtask is not None and far_below:
+            continue
         keep.update(t.id for t in ordered[:n])
     return [t for t in tools if t.id in keep][:max_k]
