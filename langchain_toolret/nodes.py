@@ -30,6 +30,7 @@ from langchain_core.tools import BaseTool
 from langgraph.graph import MessagesState
 from toolret import RetrievalConfig, SearchResult, ToolKnowledgeBase
 
+from langchain_toolret.condensed import CondensedTools
 from langchain_toolret.conversation import conversation_query
 from langchain_toolret.index import K, ToolIndex
 from langchain_toolret.retriever import ToolRetriever
@@ -90,16 +91,26 @@ def create_model_node(
     key: str = "selected_tools",
     messages_key: str = "messages",
     system_prompt: str | None = None,
+    condensed_descriptions: bool = False,
+    cards: ToolIndex | ToolKnowledgeBase | ToolRetriever | None = None,
 ) -> RunnableLambda[dict[str, Any], dict[str, Any]]:
     """A node that calls ``model`` with only the tools whose ids are in ``state[key]`` bound.
 
     ``tools`` are all the tools the graph knows (the same list its ``ToolNode`` gets); ids
     not among them are ignored, so a stale selection cannot bind a tool that does not exist.
+    ``condensed_descriptions=True`` (opt-in) binds copies of the selected tools described by
+    their condensed card (:mod:`langchain_toolret.condensed`): the card the knowledge base of
+    ``cards`` holds for the tool (an LLM card when one was written), else the offline card.
+    The ``ToolNode`` still runs the user's own tools.
     """
     by_name = {t.name: t for t in tools}
+    source = cards.index if isinstance(cards, ToolRetriever) else cards
+    condensed = CondensedTools(source) if condensed_descriptions else None
 
     def _call(state: dict[str, Any]) -> tuple[Any, list[BaseMessage]]:
         selected = [by_name[i] for i in state.get(key) or [] if i in by_name]
+        if condensed is not None:
+            selected = condensed.tools(selected)
         bound = model.bind_tools(selected) if selected else model
         messages = list(state.get(messages_key) or [])
         if system_prompt:

@@ -201,3 +201,38 @@ def test_retriever_get_tools_returns_condensed_copies_when_asked(kb):
     [copy] = condensed.get_tools(query)
     assert copy.name == "lookup_exchange_rate" and copy is not lookup_exchange_rate
     assert copy.description == agent_description(kb.get("lookup_exchange_rate"))
+
+
+def test_model_node_binds_condensed_copies_when_asked(kb):
+    from langgraph.graph import START, StateGraph
+    from langgraph.prebuilt import ToolNode, tools_condition
+
+    from langchain_toolret import ToolRetrievalState, create_model_node, create_tool_retrieval_node
+
+    def graph(model, **options):
+        builder = StateGraph(ToolRetrievalState)
+        builder.add_node("select_tools", create_tool_retrieval_node(kb, k=2))
+        builder.add_node("agent", create_model_node(model, ALL_TOOLS, **options))
+        builder.add_node("tools", ToolNode(ALL_TOOLS))
+        builder.add_edge(START, "select_tools")
+        builder.add_edge("select_tools", "agent")
+        builder.add_conditional_edges("agent", tools_condition)
+        builder.add_edge("tools", "agent")
+        return builder.compile()
+
+    question = {"messages": [HumanMessage("what is the exchange rate of EUR to JPY today?")]}
+    raw_model = ScriptedChatModel(replies=["ok"])
+    graph(raw_model).invoke(question)
+    assert _descriptions(raw_model.calls[0])["lookup_exchange_rate"] == lookup_exchange_rate.description
+
+    model = ScriptedChatModel(replies=[tool_call("lookup_exchange_rate", base="EUR", quote="JPY"), "162.4."])
+    out = graph(model, condensed_descriptions=True, cards=kb).invoke(question)
+    bound = _descriptions(model.calls[0])
+    assert set(bound) == set(out["selected_tools"])
+    assert bound == {name: agent_description(kb.get(name)) for name in bound}
+    assert bound["lookup_exchange_rate"] == "Look up today's exchange rate between two currencies."
+    assert any(isinstance(m, ToolMessage) and m.content == "1 EUR = 162.4 JPY" for m in out["messages"])
+    # Without a knowledge base the node falls back to the offline card of each tool.
+    offline = ScriptedChatModel(replies=["ok"])
+    graph(offline, condensed_descriptions=True).invoke(question)
+    assert _descriptions(offline.calls[0])["lookup_exchange_rate"] == bound["lookup_exchange_rate"]
