@@ -54,7 +54,9 @@ class ToolIndex:
     ``config`` (a preset name or ``RetrievalConfig``) applies to every search through this
     index without changing a given knowledge base's own. ``llm`` may be a LangChain chat model
     (wrapped in :class:`~langchain_toolret.llm.ChatModelLLM`) or a toolret LLM; it is what
-    ``preset="full"`` plans and reranks with, and it is set as the knowledge base's ``llm``.
+    ``preset="full"`` plans and reranks with in searches through this index (None: the knowledge
+    base's ``llm``). A given knowledge base is not changed, so agents sharing one can each
+    bring their own model.
     """
 
     def __init__(
@@ -68,10 +70,10 @@ class ToolIndex:
         self.owned = knowledge_base is None
         #: The retrieval config of every search through this index (None: the knowledge base's).
         self.config = None if config is None else RetrievalConfig.resolve(config)
+        #: The LLM of searches through this index (None: the knowledge base's).
+        self.llm = as_toolret_llm(llm)
         if knowledge_base is None:
-            knowledge_base = ToolKnowledgeBase(embedder=embedder, config=config, llm=as_toolret_llm(llm))
-        elif llm is not None:
-            knowledge_base.llm = as_toolret_llm(llm)
+            knowledge_base = ToolKnowledgeBase(embedder=embedder, config=config, llm=self.llm)
         self.kb = knowledge_base
         self._by_name: dict[str, BaseTool] = {}
         self._identity: tuple[int, ...] | None = None
@@ -88,7 +90,7 @@ class ToolIndex:
         if isinstance(source, ToolIndex):
             if config is None and llm is None:
                 return source
-            view = cls(source.kb, config=config or source.config, llm=llm)  # leaves ``source`` as it was
+            view = cls(source.kb, config=config or source.config, llm=llm if llm is not None else source.llm)
             view._by_name = dict(source._by_name)
             return view
         if isinstance(source, ToolKnowledgeBase):
@@ -162,16 +164,16 @@ class ToolIndex:
     def search(self, query: str, k: K = 5, *, config: RetrievalConfig | str | None = None,
                history: Sequence[Any] | None = None) -> SearchResult:
         """``kb.search`` with this index's config; ``history`` = the earlier conversation (LLM planner)."""
-        return self.kb.search(query, k, config=config or self.config, history=history)
+        return self.kb.search(query, k, config=config or self.config, history=history, llm=self.llm)
 
     async def asearch(self, query: str, k: K = 5, *, config: RetrievalConfig | str | None = None,
                       history: Sequence[Any] | None = None) -> SearchResult:
-        return await self.kb.asearch(query, k, config=config or self.config, history=history)
+        return await self.kb.asearch(query, k, config=config or self.config, history=history, llm=self.llm)
 
     def begin_search(self, query: str, k: K = 5, *, config: RetrievalConfig | str | None = None,
                      history: Sequence[Any] | None = None) -> SearchState:
         """A not yet run search over the knowledge base, for driving the pipeline stages."""
-        return self.kb.begin_search(query, k, config=config or self.config, history=history)
+        return self.kb.begin_search(query, k, config=config or self.config, history=history, llm=self.llm)
 
     def select(self, query: str, k: K = 5) -> list[BaseTool]:
         """The live tools that best serve ``query``."""

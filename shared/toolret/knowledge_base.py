@@ -263,7 +263,7 @@ class ToolKnowledgeBase:
     # ------------------------------------------------------------------ search
     def search(
         self, query: str, k: int | Literal["auto"] = 5, *, config: RetrievalConfig | str | None = None,
-        history: Iterable[Any] | None = None,
+        history: Iterable[Any] | None = None, llm: Any = None,
     ) -> SearchResult:
         """The ``k`` tools that best serve ``query``, best first, with per-field evidence.
 
@@ -271,13 +271,16 @@ class ToolKnowledgeBase:
         of the best score (per sub-task), at most ``config.auto_max_k``. ``history`` is the
         conversation before ``query`` (toolret/LangChain/LlamaIndex chat messages, role/content
         mappings or pairs; see :mod:`toolret.chat_history`): the LLM planner uses it to resolve
-        references such as "book a table *there*"; offline searches ignore it.
+        references such as "book a table *there*"; offline searches ignore it. ``llm`` is the
+        model this search's LLM steps use instead of the knowledge base's ``llm`` (several
+        agents sharing one knowledge base can each bring their own; the knowledge base is not
+        changed).
         """
-        return finish_search(self._drive(self.begin_search(query, k, config=config, history=history)))
+        return finish_search(self._drive(self.begin_search(query, k, config=config, history=history, llm=llm)))
 
     def begin_search(
         self, query: str, k: int | Literal["auto"] = 5, *, config: RetrievalConfig | str | None = None,
-        history: Iterable[Any] | None = None,
+        history: Iterable[Any] | None = None, llm: Any = None,
     ) -> SearchState:
         """A validated, not yet run search, for driving :mod:`toolret.pipeline`'s stages one by one.
 
@@ -291,7 +294,7 @@ class ToolKnowledgeBase:
         auto = k == "auto"
         return SearchState(
             snap=self._snap, embedder=self.embedder, query=text, k=cfg.auto_max_k if auto else int(k),
-            config=cfg, llm=self.llm, history=self._history, cross_encoder=self._cross_encoder(cfg), auto=auto,
+            config=cfg, llm=self.llm if llm is None else llm, history=self._history, cross_encoder=self._cross_encoder(cfg), auto=auto,
             chat=as_chat_history(history),
         )
 
@@ -320,10 +323,10 @@ class ToolKnowledgeBase:
 
     async def asearch(
         self, query: str, k: int | Literal["auto"] = 5, *, config: RetrievalConfig | str | None = None,
-        history: Iterable[Any] | None = None,
+        history: Iterable[Any] | None = None, llm: Any = None,
     ) -> SearchResult:
         """:meth:`search` without blocking the event loop (runs in a worker thread)."""
-        return await asyncio.to_thread(self.search, query, k, config=config, history=history)
+        return await asyncio.to_thread(self.search, query, k, config=config, history=history, llm=llm)
 
     # ------------------------------------------------------------------ tool-use memory
     def record(self, query: str, tool_ids: Sequence[str]) -> None:

@@ -93,13 +93,10 @@ def test_full_preset_runs_the_llm_steps_through_the_chat_model(tool_index):
 
     model, twin = script(), script()
     query = "wether in paris and 20 eur in yen"
-    try:
-        graph = build_tool_retrieval_graph(tool_index, k=2, preset="full", llm=model)
-        out = graph.invoke({"query": query})
-        tool_index.kb.llm = ChatModelLLM(twin)
-        expected = tool_index.kb.search(query, 2, config="full")
-    finally:
-        tool_index.kb.llm = None  # the llm is set on the knowledge base, shared with other tests
+    graph = build_tool_retrieval_graph(tool_index, k=2, preset="full", llm=model)
+    out = graph.invoke({"query": query})
+    assert tool_index.kb.llm is None  # the graph's model is its own; the shared knowledge base is unchanged
+    expected = tool_index.kb.search(query, 2, config="full", llm=ChatModelLLM(twin))
     paths = {s.stage: s.path for s in out["trace"]}
     assert paths["plan"] == "llm" and paths["rerank"] == "fallback"
     assert "wether in paris" in model.calls[0].messages[-1].content

@@ -119,7 +119,7 @@ def test_full_preset_plans_with_the_chat_model(embedder, tools):
     ]}
     model = ScriptedChatModel.structured([plan, ConnectionError("down")])
     index = ToolIndex.from_tools(tools, embedder=embedder, config="full", llm=model)
-    assert isinstance(index.kb.llm, ChatModelLLM)
+    assert isinstance(index.llm, ChatModelLLM) and index.kb.llm is index.llm  # its own knowledge base
     result = index.search("wether in paris and 20 eur in yen?", k=3)
     step = next(s for s in result.trace if s.stage == "plan")
     assert step.path == "llm"
@@ -129,3 +129,22 @@ def test_full_preset_plans_with_the_chat_model(embedder, tools):
     assert next(s for s in failed.trace if s.stage == "plan").path == "fallback"
     assert failed.ids[0] == "get_weather"
     index.kb.close()
+
+
+def test_an_llm_given_over_a_shared_knowledge_base_stays_with_its_index(tool_index):
+    """Two agents over one registry: one plans with its model, the other (and the kb) stays offline."""
+    from langchain_toolret.index import ToolIndex
+
+    plan = {"rewritten": "weather in Paris", "step_back": None, "subtasks": [
+        {"text": "weather forecast in Paris", "variants": [], "tool_description": "current weather for a city"},
+    ]}
+    model = ScriptedChatModel.structured([plan])
+    with_model = ToolIndex.coerce(tool_index, config="full", llm=model)
+    planned = with_model.search("wether in paris?", k=2)
+    assert next(s for s in planned.trace if s.stage == "plan").path == "llm"
+    calls = len(model.calls)
+    assert tool_index.kb.llm is None and tool_index.llm is None
+    offline = tool_index.search("wether in paris?", k=2, config="full")
+    step = next(s for s in offline.trace if s.stage == "plan")
+    assert step.path != "llm" and "no LLM" in step.note
+    assert len(model.calls) == calls  # the offline search never reached the other index's model

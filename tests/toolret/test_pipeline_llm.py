@@ -149,3 +149,16 @@ def test_prf_off_and_offline_searches_ignore_history(kb):
     chat = [("user", "I land in Lisbon tomorrow")]
     assert kb.search("weather there", k=2, config="balanced", history=chat).ids == \
         kb.search("weather there", k=2, config="balanced").ids
+
+
+async def test_a_per_search_llm_is_used_without_changing_the_knowledge_base(kb):
+    replies = [_plan(), '{"ranking": ["find_restaurants", "get_weather"], "irrelevant": []}',
+               '{"uncovered": [], "rewrites": {}}']
+    own = ScriptedLLM(replies)
+    result = kb.search("wether in lisbon tmrw n sushi for dinner", k=2, config="full", llm=own)
+    assert result.ids == ["find_restaurants", "get_weather"] and len(own.calls) == 3
+    assert kb.llm is None
+    assert kb.search("wether in lisbon tmrw", k=2, config="full").trace[0].path == "fallback"
+    again = ScriptedLLM(replies)
+    result = await kb.asearch("wether in lisbon tmrw n sushi for dinner", k=2, config="full", llm=again)
+    assert {s.stage: s.path for s in result.trace}["plan"] == "llm" and len(again.calls) == 3
