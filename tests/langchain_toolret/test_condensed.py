@@ -207,7 +207,11 @@ def test_model_node_binds_condensed_copies_when_asked(kb):
     from langgraph.graph import START, StateGraph
     from langgraph.prebuilt import ToolNode, tools_condition
 
-    from langchain_toolret import ToolRetrievalState, create_model_node, create_tool_retrieval_node
+    from langchain_toolret import (
+        ToolRetrievalState,
+        create_model_node,
+        create_tool_retrieval_node,
+    )
 
     def graph(model, **options):
         builder = StateGraph(ToolRetrievalState)
