@@ -224,6 +224,20 @@ def _operations(spec: dict[str, Any]) -> Iterator[tuple[str, str, dict[str, Any]
                 yield method, str(path), op, shared
 
 
+def _list(value: Any) -> list[Any]:
+    """``value`` when the spec gave a list there, else nothing (a malformed field is skipped, not iterated)."""
+    return value if isinstance(value, list) else []
+
+
+def _strings(value: Any) -> list[str]:
+    """The strings of a list field (``tags``, ``required``); anything else in it is ignored."""
+    return [v for v in _list(value) if isinstance(v, str)]
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
 def _description(op: dict[str, Any]) -> str:
     summary = op.get("summary") if isinstance(op.get("summary"), str) else ""
     desc = op.get("description") if isinstance(op.get("description"), str) else ""
@@ -239,13 +253,13 @@ def _merge_all_of(schema: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(parts, list):
         return schema
     merged: dict[str, Any] = {k: v for k, v in schema.items() if k != "allOf"}
-    props: dict[str, Any] = dict(merged.get("properties") or {})
-    required: list[str] = list(merged.get("required") or [])
+    props: dict[str, Any] = dict(_dict(merged.get("properties")))
+    required: list[str] = _strings(merged.get("required"))
     for part in parts:
         if isinstance(part, dict):
             part = _merge_all_of(part)
-            props.update(part.get("properties") or {})
-            required += [r for r in part.get("required") or [] if isinstance(r, str)]
+            props.update(_dict(part.get("properties")))
+            required += _strings(part.get("required"))
             for key in ("description", "type"):
                 if key in part and key not in merged:
                     merged[key] = part[key]
@@ -275,7 +289,7 @@ def _input_schema(
     props: dict[str, Any] = {}
     required: list[str] = []
     merged: dict[tuple[str, str], dict[str, Any]] = {}
-    for raw in [*shared, *(op.get("parameters") or [])]:
+    for raw in [*shared, *_list(op.get("parameters"))]:
         param = resolve_refs(spec, raw, max_ref_depth=depth, budget=budget)
         if not isinstance(param, dict) or not isinstance(param.get("name"), str):
             continue
@@ -298,7 +312,7 @@ def _input_schema(
             schema = _merge_all_of(schema)
             body_props = schema.get("properties")
             if isinstance(body_props, dict) and body_props:
-                body_required = set(schema.get("required") or [])
+                body_required = set(_strings(schema.get("required")))
                 for name, prop in body_props.items():
                     key = name if name not in props else f"body.{name}"
                     props[key] = {**(prop if isinstance(prop, dict) else {}), "x-in": "body"}
@@ -318,10 +332,10 @@ def _response(spec: dict[str, Any], op: dict[str, Any], depth: int, budget: _Bud
     responses = op.get("responses")
     if not isinstance(responses, dict):
         return ""
-    codes = sorted((str(c) for c in responses if str(c).startswith("2")), key=lambda c: (c.upper() == "2XX", c))
+    by_code = {str(c): r for c, r in responses.items()}  # YAML may give 200 (int) as a key
+    codes = sorted((c for c in by_code if c.startswith("2")), key=lambda c: (c.upper() == "2XX", c))
     for code in codes:
-        resp = resolve_refs(spec, responses.get(code) if code in responses else responses.get(int(code)),
-                            max_ref_depth=depth, budget=budget)
+        resp = resolve_refs(spec, by_code[code], max_ref_depth=depth, budget=budget)
         if not isinstance(resp, dict):
             continue
         schema = _media_schema(resp.get("content"), prefer_form=False)
@@ -366,7 +380,7 @@ def from_openapi(
         if name in seen:
             name = fallback
         seen.add(name)
-        tags = [t for t in op.get("tags") or [] if isinstance(t, str)]
+        tags = _strings(op.get("tags"))
         metadata: dict[str, Any] = {"method": method.upper(), "path": path, "tags": tags}
         if isinstance(op_id, str) and op_id.strip():
             metadata["operation_id"] = op_id.strip()

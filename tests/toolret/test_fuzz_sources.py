@@ -128,6 +128,12 @@ def openapi_specs(draw: st.DrawFn) -> Any:
 @given(openapi_specs(), st.one_of(st.none(), st.sampled_from(["api", "tmdb"])))
 @example({"openapi": "3.0.0", "info": {"title": "t"}, "paths": {"/a": {"$ref": "#/info/title"}}}, None)  # found by fuzzing
 @example({"openapi": "\ud800", "paths": {}}, None)  # found by fuzzing: the error message must be printable
+@example({"openapi": "3.0.0", "info": {"title": ""}, "paths": {"/pets/{id}": {"get": {"tags": 1}}},
+          "components": None}, None)  # found by `make fuzz` (2,000 examples): a non-list field was iterated
+@example({"openapi": "3.0.0", "paths": {"/a": {"post": {
+    "parameters": {"name": "q"}, "requestBody": {"content": {"application/json": {"schema": {
+        "allOf": [{"properties": 3, "required": 7}], "properties": "x", "required": [["a"]]}}}},
+    "responses": {2.5: {"description": "ok"}, 200: {"description": "fine"}}}}}}, "api")
 def test_fuzzed_openapi_specs(spec: Any, namespace: str | None) -> None:
     docs = check(lambda: from_openapi(spec, namespace=namespace))
     if isinstance(docs, list):

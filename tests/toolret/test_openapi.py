@@ -147,3 +147,18 @@ def test_openapi_tools_are_retrievable(embedder):
         assert top[0] == "azure/Delete_Vector_Store"
     finally:
         kb.close()
+
+
+def test_malformed_list_fields_are_skipped_and_integer_response_codes_read():
+    """A spec field of the wrong shape is skipped (never iterated character by character)."""
+    spec = {"openapi": "3.0.0", "paths": {"/pets/{id}": {"get": {
+        "operationId": "getPet", "summary": "Get a pet", "tags": "pets",
+        "parameters": {"name": "id", "in": "path"},
+        "responses": {200: {"description": "The pet.", "content": {"application/json": {"schema": {"type": "object"}}}}},
+    }, "post": {"operationId": "addPet", "tags": 1, "requestBody": {"content": {"application/json": {"schema": {
+        "allOf": [{"properties": {"name": {"type": "string"}}, "required": "name"}], "required": 3}}}}}}}}
+    docs = {d.name: d for d in from_openapi(spec)}
+    assert docs["getPet"].metadata["tags"] == [] and docs["addPet"].metadata["tags"] == []
+    assert "The pet." in docs["getPet"].response
+    assert [p.name for p in docs["addPet"].parameters] == ["name"]
+    assert not docs["addPet"].parameters[0].required
