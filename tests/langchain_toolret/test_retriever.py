@@ -60,7 +60,11 @@ def test_k_per_call_overrides_the_constructor_and_is_validated(tool_index):
 
 def test_auto_k_returns_a_precise_set(tool_index):
     docs = ToolRetriever(tool_index, k="auto").invoke("what is the stock price of ACME?")
-    assert 1 <= len(docs) <= 5 and docs[0].id == "get_stock_price"
+    assert docs[0].id == "get_stock_price"
+    top5 = ToolRetriever(tool_index, k=5).invoke("what is the stock price of ACME?")
+    margin = tool_index.kb.config.auto_margin
+    within = [d.id for d in top5 if d.metadata["score"] >= top5[0].metadata["score"] - margin]
+    assert [d.id for d in docs] == within and len(within) < 5  # the cut, not the fixed k
 
 
 def test_get_tools_returns_the_live_tool_objects(tool_index, tools):
