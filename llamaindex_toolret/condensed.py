@@ -10,10 +10,10 @@ and ``fn_schema``, so calling it runs the same code) whose ``metadata`` is a
 ``dataclasses.replace`` of the original with only ``description`` changed. The user's tools
 and their metadata are never modified.
 
-The text comes from the knowledge base's document for the tool's name (with its LLM card if
-one was written); a tool the knowledge base does not hold gets the offline card indexing would
-have given it. Copies are cached per tool name and rebuilt only when the tool object, its
-description or its indexed document changes. Any problem keeps the raw tool.
+Where the text comes from, the cache and the never-fail rule are the engine's
+(:class:`toolret.condensing.CondensedCopies`): the knowledge base's document for the tool's
+name (with its LLM card if one was written); a tool the knowledge base does not hold gets the
+offline card indexing would have given it.
 
 Example:
     >>> from llama_index.core.tools import FunctionTool
@@ -36,23 +36,16 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import logging
-import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from llama_index.core.tools import BaseTool, ToolMetadata
 from toolret import ToolKnowledgeBase
-from toolret.cards import agent_description
-from toolret.documents import ToolDoc
-from toolret.expansion import expand_offline
+from toolret.condensing import CondensedCopies
 
 from llamaindex_toolret.ingest import tool_to_doc
 from llamaindex_toolret.mapping import tool_name
 
 __all__ = ["CondensedTools", "condensed_copy"]
-
-logger = logging.getLogger("toolret")
 
 
 def condensed_copy(tool: BaseTool, description: str) -> BaseTool:
@@ -69,14 +62,6 @@ def condensed_copy(tool: BaseTool, description: str) -> BaseTool:
     return out
 
 
-@dataclass(frozen=True)
-class _Entry:
-    original: BaseTool
-    raw: str  # the original's description when the copy was made
-    doc: ToolDoc | None  # the indexed document the text came from (None: derived from the tool)
-    tool: BaseTool  # what the agent gets: the copy, or the original when nothing is shorter
-
-
 class CondensedTools:
     """Turn LlamaIndex tools into copies whose description is the condensed agent description.
 
@@ -85,36 +70,18 @@ class CondensedTools:
 
     def __init__(self, kb: ToolKnowledgeBase | None = None) -> None:
         self.kb = kb
-        self._cache: dict[str, _Entry] = {}
-        self._lock = threading.Lock()
-        self._warned: set[str] = set()
+        self._copies: CondensedCopies[BaseTool] = CondensedCopies(
+            kb, name=tool_name, description=lambda t: t.metadata.description, to_doc=tool_to_doc,
+            copy=condensed_copy,
+        )
 
     def tool(self, tool: BaseTool) -> BaseTool:
         """The condensed copy of ``tool`` (cached), or ``tool`` itself when there is nothing to swap."""
-        name = getattr(getattr(tool, "metadata", None), "name", None) or type(tool).__name__
-        try:
-            name = tool_name(tool)
-            raw = tool.metadata.description
-            doc = self.kb.get(name) if self.kb is not None and name in self.kb else None
-            with self._lock:
-                entry = self._cache.get(name)
-            if entry is not None and entry.original is tool and entry.raw == raw and entry.doc is doc:
-                return entry.tool
-            text = agent_description(doc if doc is not None else expand_offline(tool_to_doc(tool)))
-            out = condensed_copy(tool, text) if text.strip() and text != raw else tool
-            with self._lock:
-                self._cache[name] = _Entry(original=tool, raw=raw, doc=doc, tool=out)
-            return out
-        except Exception as exc:  # noqa: BLE001 - a description swap must never break the agent
-            if name not in self._warned:
-                self._warned.add(name)
-                logger.warning("condensed description of %r unavailable (%s: %s); using the raw one",
-                               name, type(exc).__name__, exc)
-            return tool
+        return self._copies.get(tool)
 
     def tools(self, tools: Sequence[BaseTool]) -> list[BaseTool]:
         """:meth:`tool` for each tool, in order."""
         return [self.tool(t) for t in tools]
 
     def __len__(self) -> int:
-        return len(self._cache)
+        return len(self._copies)
