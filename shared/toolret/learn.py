@@ -35,7 +35,7 @@ from toolret.ranking import rank_query
 from toolret.scoring import FEATURE_NAMES
 from toolret.snapshot import Snapshot
 
-__all__ = ["choose_l2", "collect_pair_diffs", "collect_query_features", "fit_pairwise", "fit_weights", "pair_diffs",
+__all__ = ["choose_l2", "collect_query_features", "fit_pairwise", "fit_weights", "pair_diffs",
            "recall_at"]
 
 #: Regularisation strengths tried (toward the hand-set formula), strongest first on ties.
@@ -75,20 +75,6 @@ def pair_diffs(queries: Sequence[tuple[str, np.ndarray, np.ndarray]], *, negativ
     """φ(pos) - φ(neg) for every positive and each of the ``negatives`` best-ranked negatives."""
     diffs = [p - n for _, feats, mask in queries for p in feats[mask] for n in feats[~mask][:negatives]]
     return np.stack(diffs) if diffs else np.zeros((0, len(FEATURE_NAMES)))
-
-
-def collect_pair_diffs(
-    snap: Snapshot,
-    embedder: Any,
-    history: HistorySnapshot,
-    bundles: Sequence[tuple[str, Sequence[str]]],
-    config: RetrievalConfig,
-    *,
-    negatives: int = 10,
-) -> tuple[np.ndarray, int]:
-    """Feature differences φ(pos) - φ(neg) for every positive/hard-negative pair, and the query count."""
-    queries = collect_query_features(snap, embedder, history, bundles, config)
-    return pair_diffs(queries, negatives=negatives), len(queries)
 
 
 def recall_at(queries: Sequence[tuple[str, np.ndarray, np.ndarray]], coef: np.ndarray, k: int = 5) -> float:
