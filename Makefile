@@ -34,7 +34,7 @@ test-fast: $(STAMP)
 FUZZ_EXAMPLES ?= 2000
 fuzz: $(STAMP)
 	TOOLRET_FUZZ=long TOOLRET_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(PY) -m pytest -q -p no:cacheprovider \
-		tests/toolret/test_fuzz_ingest.py tests/toolret/test_fuzz_sources.py --hypothesis-show-statistics
+		tests/toolret/documents/test_fuzz_ingest.py tests/toolret/sources/test_fuzz_sources.py --hypothesis-show-statistics
 
 bench: $(STAMP)
 	$(PY) -m toolret.cli bench --datasets-root $(BENCH_ROOT) --out $(BENCH_OUT) --preset balanced --fit --auto-k --ablation

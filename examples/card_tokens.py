@@ -2,7 +2,7 @@
 
 Run: ``.venv/bin/python examples/card_tokens.py ../shared/benchmarks``. The raw definition is
 what an OpenAI-style tool list carries (name, description, JSON parameters); the condensed one
-swaps the description for :func:`toolret.cards.agent_description` and keeps the same parameters.
+swaps the description for :func:`toolret.cards.card.agent_description` and keeps the same parameters.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 
 from toolret.cards import agent_description, offline_card, tokens
 from toolret.eval.datasets import load_dataset
-from toolret.stdlib_registry import stdlib_tools
+from toolret.sources.stdlib_registry import stdlib_tools
 
 
 def definition(doc, description: str) -> str:

@@ -22,8 +22,9 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import StructuredTool
-from toolret.documents import ToolDoc
-from toolret.stdlib_registry import stdlib_tools
+
+from toolret.documents.tool_doc import ToolDoc
+from toolret.sources.stdlib_registry import stdlib_tools
 
 #: Modules whose functions compute without touching the machine; everything else is a dry run.
 SAFE_PREFIXES = (

@@ -31,10 +31,10 @@ from llama_index.core.base.llms.types import ChatMessage, MessageRole, ToolCallB
 from llama_index.core.llms.mock import MockFunctionCallingLLM
 from llama_index.core.tools import FunctionTool
 from llama_index.core.workflow import Context
-from toolret import ToolDoc
-from toolret.stdlib_registry import stdlib_tools
 
 from llamaindex_toolret import ToolObjectIndex, doc_to_tool
+from toolret import ToolDoc
+from toolret.sources.stdlib_registry import stdlib_tools
 
 #: (request, the call a capable model would make). The last one is a follow-up turn.
 CONVERSATION: list[tuple[str, str, dict[str, Any]]] = [

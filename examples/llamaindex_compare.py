@@ -29,10 +29,10 @@ from pathlib import Path
 from typing import Any
 
 from llama_index.core.objects import ObjectIndex
-from toolret.eval.datasets import load_dataset, sample_queries
-from toolret.eval.metrics import percentile, recall_at_k
 
 from llamaindex_toolret import ToolObjectIndex, ToolretEmbedding, doc_to_tool
+from toolret.eval.datasets import load_dataset, sample_queries
+from toolret.eval.metrics import percentile, recall_at_k
 
 ROOT = Path(__file__).resolve().parents[1].parent / "shared" / "benchmarks"
 

@@ -12,7 +12,7 @@ import tempfile
 import time
 
 from toolret import ToolKnowledgeBase
-from toolret.stdlib_registry import stdlib_tools
+from toolret.sources.stdlib_registry import stdlib_tools
 
 REQUESTS = [
     "what is the factorial of 12?",

@@ -30,12 +30,12 @@ from langchain.agents.middleware import AgentMiddleware, AgentState, ModelReques
 from langchain.agents.middleware.types import OmitFromInput
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.tools import BaseTool
-from toolret import RetrievalConfig, SearchResult, ToolKnowledgeBase
 from typing_extensions import NotRequired
 
 from langchain_toolret.conversation import conversation_query
 from langchain_toolret.narrowing import Fallback, NarrowingMiddleware, Step
 from langchain_toolret.search_tool import DEFAULT_SEARCH_TOOL_NAME
+from toolret import RetrievalConfig, SearchResult, ToolKnowledgeBase
 
 __all__ = ["ToolSearchMiddleware", "ToolSearchState", "create_agent", "lru_add"]
 
@@ -158,7 +158,7 @@ def create_agent(
         preset, llm: retrieval preset, and a chat model for its LLM steps (``"full"``).
         always_include: tool names bound on every call.
         condensed_descriptions: bind copies of the tools described by their condensed card
-            (:func:`toolret.cards.agent_description`; ``always_include`` tools too) and list
+            (:func:`toolret.cards.card.agent_description`; ``always_include`` tools too) and list
             found tools by it in ``search_tools`` answers; your tools are not modified.
         system_prompt, state_schema, middleware, and any other keyword (``checkpointer``,
         ``store``, ``response_format``, ``context_schema``, ``name``…): passed to

@@ -1,7 +1,7 @@
 """Condensed tool descriptions for the model: copies of LangChain tools carrying the card's text.
 
-The engine gives every indexed tool a condensed card (:mod:`toolret.cards`), and
-:func:`toolret.cards.agent_description` is the text an agent should read about it: an offline
+The engine gives every indexed tool a condensed card (:mod:`toolret.cards.card`), and
+:func:`toolret.cards.card.agent_description` is the text an agent should read about it: an offline
 card's first sentence, or an LLM card's description, usage line and example call. With
 ``condensed_descriptions=True`` the adapters bind :class:`CondensedTools` copies instead of the
 user's tools: the same class, ``func``/``coroutine`` and ``args_schema`` (so the tool still runs
@@ -9,7 +9,7 @@ and its JSON parameters are unchanged), only ``description`` replaced. The user'
 are never modified.
 
 Where the text comes from, the cache and the never-fail rule are the engine's
-(:class:`toolret.condensing.CondensedCopies`): the knowledge base's document for the tool's
+(:class:`toolret.cards.condensing.CondensedCopies`): the knowledge base's document for the tool's
 name (with its LLM card if one was written); a tool the knowledge base does not hold
 (``always_include`` tools, which the middleware does not index) gets the offline card indexing
 would have given it.
@@ -37,11 +37,11 @@ from collections.abc import Collection, Sequence
 from typing import Any
 
 from langchain_core.tools import BaseTool
-from toolret import ToolKnowledgeBase
-from toolret.condensing import CondensedCopies
 
 from langchain_toolret.index import ToolIndex
 from langchain_toolret.ingest import tool_to_doc
+from toolret import ToolKnowledgeBase
+from toolret.cards.condensing import CondensedCopies
 
 __all__ = ["CondensedTools", "condensed_copy"]
 

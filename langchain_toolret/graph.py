@@ -3,7 +3,8 @@
 ``build_tool_retrieval_graph`` compiles ``plan → retrieve → fuse → rerank → reflect`` with a
 conditional edge from ``reflect`` back to ``retrieve`` while sub-tasks stay uncovered (the
 engine bounds the rounds by ``RetrievalConfig.reflect_rounds``). Each node calls the engine's
-own stage function (:mod:`toolret.pipeline`) on the search's state, so the subgraph returns
+own stage function on the search's state, and every edge asks the engine's driver
+(:func:`toolret.retrieval.driver.next_stage`) which stage follows, so the subgraph returns
 exactly what ``ToolKnowledgeBase.search`` returns — but every phase shows up in LangGraph's
 streaming and tracing, and a parent graph can run it as a node.
 
@@ -32,27 +33,20 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from langchain_core.messages import AnyMessage, BaseMessage
 from langchain_core.runnables import RunnableLambda
 from langgraph.channels.untracked_value import UntrackedValue
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
-from toolret import RetrievalConfig, SearchResult, TraceStep
-from toolret.pipeline import (
-    SearchState,
-    finish_search,
-    stage_fuse,
-    stage_plan,
-    stage_reflect,
-    stage_rerank,
-    stage_retrieve,
-)
 from typing_extensions import NotRequired, TypedDict
 
 from langchain_toolret.conversation import conversation_query
 from langchain_toolret.index import K, ToolIndex
+from toolret import RetrievalConfig, SearchResult, TraceStep
+from toolret.retrieval.driver import STAGES, StageName, finish_search, next_stage
+from toolret.retrieval.pipeline import SearchState
 
 __all__ = ["ToolRetrievalGraphInput", "ToolRetrievalGraphOutput", "ToolRetrievalGraphState",
            "build_tool_retrieval_graph"]
@@ -77,7 +71,6 @@ class ToolRetrievalGraphState(ToolRetrievalGraphInput, ToolRetrievalGraphOutput,
     """Input and output keys, plus the engine's search state (untracked: never checkpointed)."""
 
     search: Annotated[SearchState | None, UntrackedValue]
-    requeried: bool
 
 
 def _node(name: str, fn: Callable[[dict[str, Any]], dict[str, Any]]) -> RunnableLambda[Any, Any]:
@@ -131,30 +124,22 @@ def build_tool_retrieval_graph(
 
     def begin(state: dict[str, Any]) -> dict[str, Any]:
         query = state.get("query") or build(list(state.get("messages") or []))
-        return {"search": index.begin_search(query, k) if query else None, "requeried": False}
+        return {"search": index.begin_search(query, k) if query else None}
 
-    def plan(state: dict[str, Any]) -> dict[str, Any]:
-        stage_plan(search := _search(state))
-        return {"search": search}
+    def stage_node(stage: StageName) -> Callable[[dict[str, Any]], dict[str, Any]]:
+        def run(state: dict[str, Any]) -> dict[str, Any]:
+            STAGES[stage](search := _search(state))
+            return {"search": search}
 
-    def retrieve(state: dict[str, Any]) -> dict[str, Any]:
-        search = _search(state)
-        requery = search.requerying
-        stage_retrieve(search)
-        return {"search": search, "requeried": requery}
+        return run
 
-    def fuse(state: dict[str, Any]) -> dict[str, Any]:
-        stage_fuse(search := _search(state))
-        return {"search": search}
+    def route(done: StageName | None) -> Callable[[dict[str, Any]], str]:
+        # The engine's driver decides which stage follows, as in ToolKnowledgeBase.search.
+        def after(state: dict[str, Any]) -> str:
+            search = state.get("search")
+            return (next_stage(done, search) if search is not None else None) or "finish"
 
-    def rerank(state: dict[str, Any]) -> dict[str, Any]:
-        stage_rerank(search := _search(state))
-        return {"search": search}
-
-    def reflect(state: dict[str, Any]) -> dict[str, Any]:
-        search = _search(state)
-        stage_reflect(search)
-        return {"search": search}
+        return after
 
     def finish(state: dict[str, Any]) -> dict[str, Any]:
         search = state.get("search")
@@ -163,27 +148,15 @@ def build_tool_retrieval_graph(
         return {"selected_tools": list(dict.fromkeys([*fixed, *names])), "trace": list(result.trace),
                 "result": result, "search": None}
 
-    def after_begin(state: dict[str, Any]) -> Literal["plan", "finish"]:
-        return "plan" if state.get("search") is not None else "finish"
-
-    def after_retrieve(state: dict[str, Any]) -> Literal["fuse", "reflect"]:
-        # A reflection re-query feeds reflection again, as in ToolKnowledgeBase.search.
-        return "reflect" if state.get("requeried") else "fuse"
-
-    def after_reflect(state: dict[str, Any]) -> Literal["retrieve", "finish"]:
-        return "retrieve" if _search(state).requerying else "finish"
-
     builder = StateGraph(ToolRetrievalGraphState, input_schema=ToolRetrievalGraphInput,
                          output_schema=ToolRetrievalGraphOutput)
-    for node_name, fn in [("begin", begin), ("plan", plan), ("retrieve", retrieve), ("fuse", fuse),
-                          ("rerank", rerank), ("reflect", reflect), ("finish", finish)]:
-        builder.add_node(node_name, _node(node_name, fn))
+    builder.add_node("begin", _node("begin", begin))
+    for stage in STAGES:
+        builder.add_node(stage, _node(stage, stage_node(stage)))
+    builder.add_node("finish", _node("finish", finish))
     builder.add_edge(START, "begin")
-    builder.add_conditional_edges("begin", after_begin)
-    builder.add_edge("plan", "retrieve")
-    builder.add_conditional_edges("retrieve", after_retrieve)
-    builder.add_edge("fuse", "rerank")
-    builder.add_edge("rerank", "reflect")
-    builder.add_conditional_edges("reflect", after_reflect)
+    builder.add_conditional_edges("begin", route(None))
+    for stage in STAGES:
+        builder.add_conditional_edges(stage, route(stage))
     builder.add_edge("finish", END)
     return builder.compile(name=name)

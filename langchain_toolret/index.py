@@ -29,11 +29,11 @@ from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
 from langchain_core.tools import BaseTool
-from toolret import RetrievalConfig, SearchResult, ToolKnowledgeBase
-from toolret.pipeline import SearchState
 
 from langchain_toolret.ingest import tools_to_docs
 from langchain_toolret.llm import as_toolret_llm
+from toolret import RetrievalConfig, SearchResult, ToolKnowledgeBase
+from toolret.retrieval.pipeline import SearchState
 
 __all__ = ["K", "ToolIndex"]
 

@@ -1,4 +1,4 @@
-"""LangChain tools as toolret documents: ``BaseTool`` → :class:`~toolret.documents.ToolDoc`.
+"""LangChain tools as toolret documents: ``BaseTool`` → :class:`~toolret.documents.tool_doc.ToolDoc`.
 
 A LangChain tool already knows what the model sees: ``tool.tool_call_schema`` is the argument
 schema without injected arguments (``InjectedState``, ``InjectedToolCallId``, ``ToolRuntime``),
@@ -37,10 +37,11 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from langchain_core.tools import BaseTool
-from toolret.docstrings import parse_docstring
-from toolret.documents import ToolDoc
+
+from toolret.documents.docstrings import parse_docstring
+from toolret.documents.tool_doc import ToolDoc
 from toolret.errors import InvalidToolError
-from toolret.ingest import from_openai
+from toolret.sources.ingest import from_openai
 
 __all__ = ["openai_definition", "tool_to_doc", "tools_to_docs"]
 

@@ -29,6 +29,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import Runnable
 from pydantic import BaseModel, ValidationError
+
 from toolret.llm import ChatMessage, LLMError, MalformedOutputError
 
 __all__ = ["ChatModelLLM", "as_toolret_llm"]

@@ -30,7 +30,6 @@ from typing import Annotated, Any
 from langchain.agents.middleware import AgentState, ModelRequest
 from langchain.agents.middleware.types import PrivateStateAttr
 from langchain_core.messages import BaseMessage
-from toolret import RetrievalConfig, SearchResult, ToolKnowledgeBase
 from typing_extensions import NotRequired
 
 from langchain_toolret.conversation import (
@@ -42,6 +41,7 @@ from langchain_toolret.conversation import (
 )
 from langchain_toolret.index import K
 from langchain_toolret.narrowing import Fallback, NarrowingMiddleware, Step
+from toolret import RetrievalConfig, SearchResult, ToolKnowledgeBase
 
 __all__ = ["ToolSelectionMiddleware", "ToolSelectionState"]
 
@@ -72,7 +72,7 @@ class ToolSelectionMiddleware(NarrowingMiddleware):
         query_builder: conversation → query (default
             :func:`~langchain_toolret.conversation.conversation_query`).
         condensed_descriptions: bind copies of the tools described by
-            :func:`toolret.cards.agent_description` instead of their raw descriptions (the
+            :func:`toolret.cards.card.agent_description` instead of their raw descriptions (the
             ``always_include`` tools too: they are sent on every call, so they save the most;
             the ``search_tools`` tool keeps its own). The tools you passed are not modified.
 

@@ -26,11 +26,11 @@ from langchain.agents.middleware import (
 from langchain_core.messages import AIMessage
 from langchain_core.tools import BaseTool
 from langgraph.types import Command
-from toolret import RetrievalConfig, SearchResult, ToolKnowledgeBase
 
 from langchain_toolret.condensed import CondensedTools
 from langchain_toolret.index import K, ToolIndex
 from langchain_toolret.search_tool import DEFAULT_SEARCH_TOOL_NAME, create_search_tool
+from toolret import RetrievalConfig, SearchResult, ToolKnowledgeBase
 
 __all__ = ["Fallback", "NarrowingMiddleware", "Step"]
 

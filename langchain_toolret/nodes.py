@@ -28,12 +28,12 @@ from langchain_core.messages import BaseMessage, SystemMessage
 from langchain_core.runnables import RunnableLambda
 from langchain_core.tools import BaseTool
 from langgraph.graph import MessagesState
-from toolret import RetrievalConfig, SearchResult, ToolKnowledgeBase
 
 from langchain_toolret.condensed import CondensedTools
 from langchain_toolret.conversation import conversation_query
 from langchain_toolret.index import K, ToolIndex
 from langchain_toolret.retriever import ToolRetriever
+from toolret import RetrievalConfig, SearchResult, ToolKnowledgeBase
 
 __all__ = ["ToolRetrievalState", "create_model_node", "create_tool_retrieval_node"]
 

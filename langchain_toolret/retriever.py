@@ -38,11 +38,11 @@ from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 from langchain_core.tools import BaseTool
 from pydantic import ConfigDict, Field, PrivateAttr, field_validator
-from toolret import RetrievalConfig, SearchResult, ToolKnowledgeBase
-from toolret.errors import QueryError
 
 from langchain_toolret.condensed import CondensedTools
 from langchain_toolret.index import K, ToolIndex
+from toolret import RetrievalConfig, SearchResult, ToolKnowledgeBase
+from toolret.errors import QueryError
 
 __all__ = ["ToolRetriever", "result_to_documents"]
 
@@ -76,7 +76,7 @@ class ToolRetriever(BaseRetriever):
     overrides it per call. ``config`` is a preset name or a ``RetrievalConfig`` used for
     every search (default: the knowledge base's own). ``condensed_descriptions=True`` makes
     :meth:`get_tools` return copies described by their condensed card
-    (:func:`toolret.cards.agent_description`), ready to bind in fewer tokens.
+    (:func:`toolret.cards.card.agent_description`), ready to bind in fewer tokens.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)

@@ -29,10 +29,10 @@ from __future__ import annotations
 from typing import Annotated
 
 from langchain_core.tools import BaseTool, StructuredTool
-from toolret.docstrings import first_sentence
 
 from langchain_toolret.condensed import CondensedTools
 from langchain_toolret.index import ToolIndex
+from toolret.documents.docstrings import docstring_summary
 
 __all__ = ["DEFAULT_SEARCH_TOOL_NAME", "create_search_tool", "describe_tools"]
 
@@ -50,7 +50,7 @@ def describe_tools(tools: list[BaseTool]) -> str:
     """One line per tool: ``- name: first sentence of its description``."""
     lines = []
     for tool in tools:
-        summary = first_sentence(tool.description or "")
+        summary = docstring_summary(tool.description or "")
         if len(summary) > _SHORT:
             summary = summary[: _SHORT - 1].rstrip() + "…"
         lines.append(f"- {tool.name}: {summary}" if summary else f"- {tool.name}")

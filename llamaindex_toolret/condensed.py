@@ -1,7 +1,7 @@
 """Condensed tool descriptions for the agent: copies of LlamaIndex tools carrying the card's text.
 
-The engine gives every indexed tool a condensed card (:mod:`toolret.cards`), and
-:func:`toolret.cards.agent_description` is the text an agent should read about it: an offline
+The engine gives every indexed tool a condensed card (:mod:`toolret.cards.card`), and
+:func:`toolret.cards.card.agent_description` is the text an agent should read about it: an offline
 card's first sentence, or an LLM card's description, usage line and example call.
 ``FunctionTool.from_defaults`` packs a signature line and the whole docstring into the
 description; with ``as_retriever(condensed_descriptions=True)`` the agent gets
@@ -11,7 +11,7 @@ and ``fn_schema``, so calling it runs the same code) whose ``metadata`` is a
 and their metadata are never modified.
 
 Where the text comes from, the cache and the never-fail rule are the engine's
-(:class:`toolret.condensing.CondensedCopies`): the knowledge base's document for the tool's
+(:class:`toolret.cards.condensing.CondensedCopies`): the knowledge base's document for the tool's
 name (with its LLM card if one was written); a tool the knowledge base does not hold gets the
 offline card indexing would have given it.
 
@@ -39,11 +39,11 @@ import dataclasses
 from collections.abc import Sequence
 
 from llama_index.core.tools import BaseTool, ToolMetadata
-from toolret import ToolKnowledgeBase
-from toolret.condensing import CondensedCopies
 
 from llamaindex_toolret.ingest import tool_to_doc
 from llamaindex_toolret.mapping import tool_name
+from toolret import ToolKnowledgeBase
+from toolret.cards.condensing import CondensedCopies
 
 __all__ = ["CondensedTools", "condensed_copy"]
 

@@ -20,7 +20,8 @@ from typing import Any
 
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from pydantic import PrivateAttr
-from toolret.embedding import CallableEmbedder, Embedder, resolve_embedder
+
+from toolret.index.embedding import CallableEmbedder, Embedder, resolve_embedder
 
 __all__ = ["ToolretEmbedding", "embedder_from_llamaindex"]
 
@@ -43,7 +44,7 @@ def embedder_from_llamaindex(embed_model: BaseEmbedding) -> Embedder:
 class ToolretEmbedding(BaseEmbedding):
     """A toolret embedder as a LlamaIndex embedding model (default: the packaged MiniLM, offline).
 
-    ``embedder`` is anything :func:`toolret.embedding.resolve_embedder` accepts. Async calls
+    ``embedder`` is anything :func:`toolret.index.embedding.resolve_embedder` accepts. Async calls
     run in a worker thread so they do not block the event loop.
     """
 

@@ -1,4 +1,4 @@
-"""LlamaIndex tools in and out of toolret's :class:`~toolret.documents.ToolDoc`.
+"""LlamaIndex tools in and out of toolret's :class:`~toolret.documents.tool_doc.ToolDoc`.
 
 Any LlamaIndex ``BaseTool`` (``FunctionTool``, ``QueryEngineTool``, a ``ToolSpec``'s tools...)
 describes itself through ``metadata``: ``name``, ``description`` and ``fn_schema``. Stock
@@ -34,10 +34,11 @@ from typing import Any
 
 from llama_index.core.tools import BaseTool, FunctionTool, ToolMetadata
 from pydantic import BaseModel, Field, create_model
-from toolret.docstrings import parse_docstring
-from toolret.documents import ToolDoc
+
+from toolret.documents.docstrings import parse_docstring
+from toolret.documents.tool_doc import ToolDoc
 from toolret.errors import InvalidToolError
-from toolret.ingest import params_from_schema
+from toolret.sources.ingest import params_from_schema
 
 __all__ = ["as_tool", "doc_to_tool", "tool_to_doc"]
 

@@ -32,6 +32,7 @@ from llama_index.core.base.llms.types import MessageRole
 from llama_index.core.llms import LLM as LlamaIndexBaseLLM
 from llama_index.core.prompts import ChatPromptTemplate
 from pydantic import BaseModel, ValidationError
+
 from toolret.errors import ConfigError
 from toolret.llm import ChatMessage, LLMError, MalformedOutputError
 

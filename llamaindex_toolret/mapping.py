@@ -18,9 +18,9 @@ from typing import Any
 from llama_index.core.objects.base_node_mapping import BaseObjectNodeMapping
 from llama_index.core.schema import BaseNode, TextNode
 from llama_index.core.tools import BaseTool
-from toolret.errors import InvalidToolError, KnowledgeBaseError, ToolNotFoundError
 
 from llamaindex_toolret.ingest import as_tool, tool_to_doc
+from toolret.errors import InvalidToolError, KnowledgeBaseError, ToolNotFoundError
 
 __all__ = ["MANIFEST_FILE", "ToolNodeMapping", "read_manifest", "tool_name"]
 

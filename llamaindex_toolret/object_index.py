@@ -30,13 +30,13 @@ from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.objects.base_node_mapping import BaseObjectNodeMapping
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.tools import BaseTool
-from toolret import RetrievalConfig, ToolKnowledgeBase
-from toolret.errors import ConfigError, ToolNotFoundError
 
 from llamaindex_toolret.embedding import embedder_from_llamaindex
 from llamaindex_toolret.ingest import as_tool, tool_to_doc
 from llamaindex_toolret.mapping import MANIFEST_FILE, ToolNodeMapping, read_manifest
 from llamaindex_toolret.retrievers import ToolObjectRetriever, ToolRetriever
+from toolret import RetrievalConfig, ToolKnowledgeBase
+from toolret.errors import ConfigError, ToolNotFoundError
 
 __all__ = ["ToolObjectIndex"]
 

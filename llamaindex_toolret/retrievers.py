@@ -34,11 +34,11 @@ from llama_index.core.objects import ObjectRetriever
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import NodeWithScore, QueryBundle, QueryType, TextNode
 from llama_index.core.tools import BaseTool
-from toolret import RetrievalConfig, SearchResult, ToolKnowledgeBase
-from toolret.errors import ConfigError, ToolNotFoundError
 
 from llamaindex_toolret.condensed import CondensedTools
 from llamaindex_toolret.mapping import ToolNodeMapping
+from toolret import RetrievalConfig, SearchResult, ToolKnowledgeBase
+from toolret.errors import ConfigError, ToolNotFoundError
 
 __all__ = ["ToolObjectRetriever", "ToolRetriever"]
 
@@ -138,7 +138,7 @@ class ToolObjectRetriever(ObjectRetriever[BaseTool]):
     many recently called tools are appended to every later result; 0 turns that memory off.
     ``aretrieve`` runs the search in a worker thread, so the event loop keeps serving.
     ``condensed_descriptions`` (default off) returns copies whose ``metadata.description`` is
-    :func:`toolret.cards.agent_description` of the indexed tool; the copies run the same code.
+    :func:`toolret.cards.card.agent_description` of the indexed tool; the copies run the same code.
     """
 
     def __init__(

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import socket
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -17,7 +19,7 @@ BENCHMARKS = Path(__file__).resolve().parents[1].parent / "shared" / "benchmarks
 @pytest.fixture(scope="session")
 def embedder():
     """The real default embedder (all-MiniLM-L6-v2 from its PyPI package)."""
-    from toolret.embedding import resolve_embedder
+    from toolret.index.embedding import resolve_embedder
 
     emb = resolve_embedder(None)
     emb.embed(["warm up"])
@@ -28,3 +30,15 @@ def embedder():
 def benchmarks() -> Path:
     assert BENCHMARKS.is_dir(), f"expected the benchmarks folder at {BENCHMARKS}"
     return BENCHMARKS
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def free_port() -> Callable[[], int]:
+    """A function returning a free TCP port on 127.0.0.1 (for servers a test starts and stops)."""
+    return _free_port

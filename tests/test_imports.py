@@ -8,7 +8,7 @@ EXPECTED = {
     "FIELDS", "ConfigError", "DatasetError", "FieldWeights", "InvalidToolError", "KnowledgeBaseError",
     "MissingDependencyError", "ModelMismatchError", "PenaltyConfig", "QueryError", "RetrievalConfig",
     "ScoredTool", "SearchResult", "SyncReport", "ToolDoc", "ToolKnowledgeBase", "ToolNotFoundError",
-    "ToolParam", "ToolRetError", "TraceStep", "__version__",
+    "ToolParam", "ToolRetError", "TraceStep", "__version__", "K", "validate_k", "INDEX_FIELDS",
 }
 
 

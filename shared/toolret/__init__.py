@@ -13,8 +13,8 @@ Quickstart::
 
 from __future__ import annotations
 
-from toolret.config import FieldWeights, PenaltyConfig, RetrievalConfig
-from toolret.documents import FIELDS, ToolDoc, ToolParam
+from toolret.config import FieldWeights, K, PenaltyConfig, RetrievalConfig, validate_k
+from toolret.documents.tool_doc import FIELDS, INDEX_FIELDS, ToolDoc, ToolParam
 from toolret.errors import (
     ConfigError,
     DatasetError,
@@ -36,7 +36,9 @@ __all__ = [
     "ConfigError",
     "DatasetError",
     "FieldWeights",
+    "INDEX_FIELDS",
     "InvalidToolError",
+    "K",
     "KnowledgeBaseError",
     "MissingDependencyError",
     "ModelMismatchError",
@@ -53,4 +55,5 @@ __all__ = [
     "ToolRetError",
     "TraceStep",
     "__version__",
+    "validate_k",
 ]

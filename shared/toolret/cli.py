@@ -29,59 +29,36 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import statistics
 import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from toolret.errors import ConfigError, DatasetError, ToolRetError
+from toolret.errors import ConfigError, ToolRetError
+from toolret.eval.bench import DEFAULT_BENCH_LIMIT, run_bench
+from toolret.eval.methods import (
+    DEFAULT_PRESET,
+    METHODS,
+    build_retriever,
+    dedupe,
+    fields_config,
+    fit,
+    fit_split,
+    method_label,
+    release,
+)
+from toolret.eval.tables import format_table, report_headers, report_row, write_json
 
 __all__ = ["build_parser", "format_table", "main"]
 
 logger = logging.getLogger("toolret")
 
-METHODS = ("mftr", "bm25")
-DEFAULT_PRESET = "fast"
-DEFAULT_BENCH_LIMIT = 500
 #: Abbreviated column names for the per-field scores of ``toolret search``.
 FIELD_ABBREVIATIONS = {"description": "desc", "parameters": "params", "response": "resp", "examples": "ex"}
 
 
 # ---------------------------------------------------------------------------- formatting
-def format_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    """A plain-text table: text left-aligned, numbers right-aligned (floats to 3 decimals).
-
-    >>> print(format_table(["method", "R@5"], [["bm25", 0.4291]]))
-    method    R@5
-    ------  -----
-    bm25    0.429
-    """
-
-    def cell(value: Any) -> str:
-        if value is None:
-            return "-"
-        if isinstance(value, float):
-            return f"{value:.3f}"
-        return str(value)
-
-    text = [[cell(v) for v in row] for row in rows]
-    numeric = [
-        all(isinstance(row[i], (int, float)) and not isinstance(row[i], bool) or row[i] is None for row in rows)
-        for i in range(len(headers))
-    ]
-    widths = [max([len(h)] + [len(r[i]) for r in text]) for i, h in enumerate(headers)]
-
-    def line(values: Sequence[str]) -> str:
-        parts = [v.rjust(w) if num else v.ljust(w) for v, w, num in zip(values, widths, numeric)]
-        return "  ".join(parts).rstrip()
-
-    out = [line(list(headers)), line(["-" * w for w in widths])]
-    out.extend(line(r) for r in text)
-    return "\n".join(out)
-
-
 def _truncate(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
@@ -96,111 +73,12 @@ def _parse_ks(text: str) -> list[int]:
     return normalize_ks(values)
 
 
-def _dedupe(values: Sequence[str]) -> list[str]:
-    """Keep the last occurrence of each value, in order (so 'the last given' stays last)."""
-    seen: set[str] = set()
-    kept: list[str] = []
-    for value in reversed(values):
-        if value not in seen:
-            seen.add(value)
-            kept.append(value)
-    return kept[::-1]
-
 
 # ---------------------------------------------------------------------------- retrievers
-def _method_label(method: str, preset: str) -> str:
-    return "bm25" if method == "bm25" else preset
-
-
-def _build_retriever(method: str, dataset: Any, preset: str, config: Any = None) -> tuple[Any, float]:
-    """The retriever for ``method`` over the dataset's tools, and how long building it took."""
-    start = time.perf_counter()
-    if method == "bm25":
-        from toolret.baseline import BM25Baseline
-
-        retriever: Any = BM25Baseline(dataset.tools)
-    elif method == "mftr":
-        from toolret import ToolKnowledgeBase
-
-        retriever = ToolKnowledgeBase(None, config=config or preset)
-        retriever.add(dataset.tool_docs(), progress=True)
-    else:
-        raise ConfigError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
-    seconds = time.perf_counter() - start
-    print(f"{dataset.name}: {_method_label(method, preset)} indexed {len(dataset.tools)} tools in {seconds:.1f} s")
-    return retriever, seconds
-
-
-def _fit_split(dataset: Any) -> tuple[Any, list[Any]]:
-    """The test part of the documented 80/20 split as the dataset, and the part to fit on."""
-    from toolret.eval.datasets import split_queries
-
-    fit, test = split_queries(dataset.queries)
-    print(f"{dataset.name}: fit on {len(fit)} queries, report on the other {len(test)} (sha1(id) % 5 == 0)")
-    return dataset.model_copy(update={"queries": test}), fit
-
-
-def _fit(kb: Any, fit_queries: list[Any]) -> float:
-    """Record the fit queries' (request, relevant tools) bundles in the knowledge base's memory."""
-    start = time.perf_counter()
-    kb.record_many([(q.query, q.relevant) for q in fit_queries])
-    weights = kb.fit()
-    seconds = time.perf_counter() - start
-    print(f"recorded {len(fit_queries)} bundles and fitted weights on {weights.n_queries} of them "
-          f"({weights.n_pairs} pairs, loss {weights.loss_before:.3f} -> {weights.loss_after:.3f}) in {seconds:.1f} s; "
-          f"l2 {weights.l2 if weights.l2 is not None else 'none (hand-set formula kept)'}, held-out R@5 "
-          f"{weights.validation_recall_default:.3f} hand-set -> {weights.validation_recall:.3f} on {weights.n_validation}")
-    return seconds
-
-
-class _PresetView:
-    """A knowledge base searched with one preset, as the eval harness's retriever."""
-
-    def __init__(self, kb: Any, preset: str) -> None:
-        self.kb, self.preset, self.name = kb, preset, preset
-        self.embedder = kb.embedder
-
-    def search(self, query: str, k: int = 5) -> Any:
-        return self.kb.search(query, k=k, config=self.preset)
-
-
-def _release(retriever: Any) -> None:
-    close = getattr(retriever, "close", None)
-    if callable(close):
-        close()
-
-
-def _report_row(report: Any, method: str) -> list[Any]:
-    ks = report.ks
-    metrics = report.metrics
-    row: list[Any] = [method + (" (by name)" if report.name_level else ""), report.n_queries]
-    row += [metrics[f"recall@{k}"] for k in ks]
-    row += [metrics[f"ndcg@{k}"] for k in ks]
-    row += [metrics[f"completeness@{k}"] for k in ks]
-    row += [metrics["tracc"], report.latency_ms["p50"], report.latency_ms["p95"], report.index_seconds]
-    return row
-
-
-def _report_headers(ks: Sequence[int]) -> list[str]:
-    return (
-        ["method", "n"]
-        + [f"R@{k}" for k in ks]
-        + [f"NDCG@{k}" for k in ks]
-        + [f"C@{k}" for k in ks]
-        + ["TRACC", "p50 ms", "p95 ms", "index s"]
-    )
-
-
-def _write_json(path: str | Path, payload: Any) -> None:
-    out = Path(path)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-
-
 # ---------------------------------------------------------------------------- verbs
 def _cmd_index(args: argparse.Namespace) -> int:
     from toolret import ToolKnowledgeBase
-    from toolret.ingest import load_jsonl
+    from toolret.sources.ingest import load_jsonl
 
     tools = load_jsonl(args.tools)
     start = time.perf_counter()
@@ -236,16 +114,6 @@ def _cmd_search(args: argparse.Namespace) -> int:
     return 0
 
 
-def _fields_config(preset: str, fields: str | None) -> Any:
-    """The preset searching only ``fields`` (comma-separated index fields), or None for all of them."""
-    if not fields:
-        return None
-    from toolret import RetrievalConfig
-
-    chosen = tuple(f.strip() for f in fields.split(",") if f.strip())
-    return RetrievalConfig(**{**RetrievalConfig.preset(preset).model_dump(exclude={"learned"}), "fields": chosen})
-
-
 def _cmd_eval(args: argparse.Namespace) -> int:
     from toolret.eval import evaluate, load_dataset
     from toolret.eval.runner import DEFAULT_CURVE_K
@@ -254,16 +122,16 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     dataset = load_dataset(args.dataset)
     fit_queries: list[Any] = []
     if args.fit_split:
-        dataset, fit_queries = _fit_split(dataset)
-    methods = _dedupe(args.method or ["mftr"])
+        dataset, fit_queries = fit_split(dataset)
+    methods = dedupe(args.method or ["mftr"])
     curve_k = DEFAULT_CURVE_K if args.plot else 0
     n = len(dataset.queries) if args.limit is None else min(args.limit, len(dataset.queries))
     print(f"dataset {dataset.name}: {len(dataset.tools)} tools, {n} of {len(dataset.queries)} queries")
     reports = []
     for method in methods:
-        retriever, seconds = _build_retriever(method, dataset, args.preset, _fields_config(args.preset, args.fields))
+        retriever, seconds = build_retriever(method, dataset, args.preset, fields_config(args.preset, args.fields))
         if method == "mftr" and fit_queries:
-            seconds += _fit(retriever, fit_queries)
+            seconds += fit(retriever, fit_queries)
         try:
             report = evaluate(
                 retriever,
@@ -272,17 +140,17 @@ def _cmd_eval(args: argparse.Namespace) -> int:
                 limit=args.limit,
                 name_level=args.name_level,
                 progress=True,
-                method=_method_label(method, args.preset),
+                method=method_label(method, args.preset),
                 curve_k=curve_k,
                 auto_k=args.auto_k and method == "mftr",
             )
         finally:
-            _release(retriever)
+            release(retriever)
         reports.append(report.model_copy(update={"index_seconds": seconds}))
-    rows = [_report_row(r, m if m == "bm25" else f"mftr ({args.preset})") for r, m in zip(reports, methods)]
-    print(format_table(_report_headers(ks), rows))
+    rows = [report_row(r, m if m == "bm25" else f"mftr ({args.preset})") for r, m in zip(reports, methods)]
+    print(format_table(report_headers(ks), rows))
     if args.json:
-        _write_json(args.json, reports[-1].to_json_dict())
+        write_json(args.json, reports[-1].to_json_dict())
         print(f"wrote {methods[-1]} report to {args.json}")
     if args.plot:
         from toolret.eval.plots import plot_recall_curves
@@ -292,147 +160,11 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
-def _embedding_floor_ms(embedder: Any, *, warmup: int = 5, calls: int = 50) -> float:
-    """Median time of embedding one short query: the least any dense search pays."""
-    for _ in range(warmup):
-        embedder.embed(["some query"])
-    times = []
-    for _ in range(calls):
-        start = time.perf_counter()
-        embedder.embed(["some query"])
-        times.append((time.perf_counter() - start) * 1000.0)
-    return statistics.median(times)
-
-
-def _bench_fit(
-    kb: Any, dataset: Any, presets: list[str], levels: list[bool], limit: int | None, seconds: float, auto_k: bool
-) -> list[dict[str, Any]]:
-    """Every preset on the test split, then balanced+fit there after fitting on the other 80%.
-
-    The same knowledge base and the same test queries for every row, so the rows compare.
-    """
-    from toolret.eval import evaluate
-
-    test, fit_queries = _fit_split(dataset)
-    out: list[dict[str, Any]] = []
-
-    def run(label: str, preset: str, extra_seconds: float) -> None:
-        for name_level in levels:
-            report = evaluate(_PresetView(kb, preset), test, ks=(1, 5, 10), limit=limit, name_level=name_level,
-                              progress=True, method=label, curve_k=0, auto_k=auto_k)
-            entry = report.to_json_dict()
-            entry.update(level="name" if name_level else "id", index_seconds=seconds + extra_seconds, split="test")
-            out.append(entry)
-
-    for preset in presets:
-        run(preset, preset, 0.0)
-    fit_seconds = _fit(kb, fit_queries)
-    run("balanced+fit", "balanced", fit_seconds)
-    kb.clear_history()
-    return out
-
-
-def _bench_ablation(kb: Any, dataset: Any, name_level: bool, limit: int | None) -> list[list[Any]]:
-    """One-out rows over the offline fields (toolret.eval.ablation) on the dataset's knowledge base."""
-    from toolret import RetrievalConfig
-    from toolret.eval.ablation import run_ablation
-
-    rows = []
-    for label, report in run_ablation(kb, dataset, base=RetrievalConfig.preset("fast"), limit=limit,
-                                      name_level=name_level):
-        m = report.metrics
-        rows.append([dataset.name, label, "name" if name_level else "id", report.n_queries, m["recall@5"],
-                     m["ndcg@10"], report.latency_ms["p50"]])
-    return rows
-
-
-def _cmd_bench(args: argparse.Namespace) -> int:
-    from toolret.eval import evaluate, load_dataset
-
-    root = Path(args.datasets_root)
-    if not root.is_dir():
-        raise DatasetError(f"{root}: datasets root not found (expected one folder per dataset)")
-    folders = sorted(p for p in root.iterdir() if (p / "tools.jsonl").is_file())
-    if not folders:
-        raise DatasetError(f"{root}: no dataset folder with a tools.jsonl inside")
-    limit = None if args.limit == 0 else args.limit
-    presets = _dedupe([DEFAULT_PRESET] + (args.preset or []))
-    ks = (1, 5, 10)
-    floor_ms: float | None = None
-    results: list[dict[str, Any]] = []
-    ablations: list[list[Any]] = []
-    for folder in folders:
-        dataset = load_dataset(folder)
-        # Ids with '#' mark doc variants of one function name (BFCL): score by name as well.
-        levels = [False, True] if any("#" in tool_id for tool_id in dataset.tool_ids) else [False]
-        # One knowledge base per dataset serves every preset (a preset only changes the search).
-        for method, shared_presets in [("bm25", ["bm25"]), ("mftr", presets)]:
-            retriever, seconds = _build_retriever(method, dataset, shared_presets[0])
-            try:
-                if floor_ms is None and hasattr(retriever, "embedder"):
-                    floor_ms = _embedding_floor_ms(retriever.embedder)
-                    print(f"query-embedding floor: {floor_ms:.2f} ms (median of 50 calls)")
-                for preset in shared_presets:
-                    view = retriever if method == "bm25" else _PresetView(retriever, preset)
-                    for name_level in levels:
-                        report = evaluate(
-                            view, dataset, ks=ks, limit=limit, name_level=name_level,
-                            progress=True, method=_method_label(method, preset), curve_k=0,
-                            auto_k=args.auto_k and method == "mftr",
-                        )
-                        entry = report.to_json_dict()
-                        entry.update(level="name" if name_level else "id", index_seconds=seconds, split="all")
-                        results.append(entry)
-                if method == "mftr" and args.ablation:
-                    ablations.extend(_bench_ablation(retriever, dataset, levels[-1], limit))
-                if method == "mftr" and args.fit:
-                    results.extend(_bench_fit(retriever, dataset, presets, levels, limit, seconds, args.auto_k))
-            finally:
-                _release(retriever)
-
-    headers = ["dataset", "split", "method", "level", "n", "R@5", "NDCG@10", "C@10", "TRACC", "p50 ms", "x floor",
-               "index s"]
-    rows = []
-    for e in results:
-        m, p50 = e["metrics"], e["latency_ms"]["p50"]
-        times_floor = p50 / floor_ms if floor_ms and e["preset"] != "bm25" else None
-        rows.append([e["dataset"], e["split"], e["preset"], e["level"], e["n_queries"], m["recall@5"], m["ndcg@10"],
-                     m["completeness@10"], m["tracc"], p50, times_floor, e["index_seconds"]])
-    table = format_table(headers, rows)
-    print(table)
-    ablation_md = ""
-    if ablations:
-        ablation_table = format_table(["dataset", "fields", "level", "n", "R@5", "NDCG@10", "p50 ms"], ablations)
-        print(ablation_table)
-        ablation_md = ("\n## Field ablation (fast preset, offline fields; '-f' = every field but f)\n\n"
-                       f"```\n{ablation_table}\n```\n")
-
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    summary = {"datasets_root": str(root), "limit": limit, "presets": presets,
-               "embedding_floor_ms": floor_ms, "results": results}
-    _write_json(out / "bench.json", summary)
-    floor_line = f"{floor_ms:.2f} ms" if floor_ms is not None else "not measured"
-    markdown = (
-        "# toolret bench\n\n"
-        f"Datasets under `{root}`; {'all' if limit is None else f'up to {limit} (seed 0)'} queries each. "
-        f"Query-embedding floor (median of 50 `embed` calls): {floor_line}; "
-        "`x floor` = p50 latency / floor. TRACC: "
-        + ("of the k='auto' set for presets, of the top 10 for bm25" if args.auto_k else "of the top 10")
-        + ".\n\n"
-        f"```\n{table}\n```\n"
-        + ablation_md
-    )
-    (out / "bench.md").write_text(markdown, encoding="utf-8")
-    print(f"wrote {out / 'bench.json'} and {out / 'bench.md'}")
-    return 0
-
-
 def _server_specs(args: argparse.Namespace) -> list[Any]:
     """Upstream MCP servers from ``--config FILE`` and ``--server NAME=COMMAND|URL``."""
     import shlex
 
-    from toolret.mcp_source import MCPServerSpec
+    from toolret.sources.mcp import MCPServerSpec
 
     specs: list[Any] = []
     if args.config:
@@ -458,7 +190,7 @@ def _server_specs(args: argparse.Namespace) -> list[Any]:
 
 def _cmd_serve_mcp(args: argparse.Namespace) -> int:
     from toolret import ToolKnowledgeBase
-    from toolret.mcp_proxy import build_proxy
+    from toolret.sources.mcp_proxy import build_proxy
 
     specs = _server_specs(args)
     if args.chroma:
@@ -483,7 +215,7 @@ def _cmd_serve_mcp(args: argparse.Namespace) -> int:
 
 
 def _cmd_bench_scale(args: argparse.Namespace) -> int:
-    from toolret.scale_bench import run_bench
+    from toolret.eval.scale_bench import run_bench as run_scale_bench
 
     try:
         sizes = [int(part) for part in args.sizes.split(",") if part.strip()]
@@ -491,8 +223,8 @@ def _cmd_bench_scale(args: argparse.Namespace) -> int:
         raise ConfigError(f"--sizes expects comma-separated integers, got {args.sizes!r}") from None
     if not sizes or min(sizes) < 1:
         raise ConfigError("--sizes needs at least one positive size")
-    run_bench(args.datasets_root, args.out, sizes=sizes, datasets=args.datasets.split(","),
-              per_dataset=args.queries, presets=_dedupe(args.preset or ["fast", "balanced"]))
+    run_scale_bench(args.datasets_root, args.out, sizes=sizes, datasets=args.datasets.split(","),
+              per_dataset=args.queries, presets=dedupe(args.preset or ["fast", "balanced"]))
     return 0
 
 
@@ -546,7 +278,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--fit", action="store_true",
                        help="also compare the presets and balanced+fit on each dataset's 20%% test split")
     bench.add_argument("--out", default=".bench", help="folder for bench.json and bench.md (default: .bench)")
-    bench.set_defaults(run=_cmd_bench)
+    bench.set_defaults(run=run_bench)
 
     serve = verbs.add_parser("serve-mcp", help="an MCP server with search_tools and call_tool over other MCP servers")
     serve.add_argument("--server", action="append", metavar="NAME=COMMAND|URL",

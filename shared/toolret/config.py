@@ -12,18 +12,20 @@ Example:
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from toolret.documents import INDEX_FIELDS
-from toolret.errors import ConfigError
-from toolret.guards import DEFAULT_MAX_DOC_CHARS, DEFAULT_MAX_TOOLS
+from toolret.documents.guards import DEFAULT_MAX_DOC_CHARS, DEFAULT_MAX_TOOLS
+from toolret.documents.tool_doc import INDEX_FIELDS
+from toolret.errors import ConfigError, QueryError
 
-__all__ = ["PRESETS", "FieldWeights", "LearnedWeights", "PenaltyConfig", "PresetName", "RetrievalConfig"]
+__all__ = ["PRESETS", "K", "FieldWeights", "LearnedWeights", "PenaltyConfig", "PresetName", "RetrievalConfig", "validate_k"]
 
 PresetName = Literal["fast", "balanced", "full"]
 PRESETS: tuple[PresetName, ...] = ("fast", "balanced", "full")
+#: How many tools a search returns: a count, or ``"auto"`` for a precise set (RetrievalConfig.auto_*).
+K: TypeAlias = int | Literal["auto"]
 #: Weight of the derived profile field (offline: the description's first sentence and keywords
 #: from the tool's and its parameters' names; with an LLM: function, tags, when to use).
 PROFILE_WEIGHT = 0.15
@@ -32,7 +34,7 @@ BALANCED_REFLECT_ROUNDS = 1
 
 
 class FieldWeights(BaseModel):
-    """w_f of the MFTR score S = sum_f w_f * S_f + b - P (defaults from DESIGN.md section 1).
+    """w_f of the MFTR score S = sum_f w_f * S_f + b - P (MFTR defaults; docs/method.md §4).
 
     A tool that has nothing for a field (no examples, say) is scored on the fields it has:
     the weights are renormalised over its non-empty fields, so sparse documentation is not
@@ -45,7 +47,7 @@ class FieldWeights(BaseModel):
     parameters: float = Field(default=0.25, ge=0)
     response: float = Field(default=0.15, ge=0)
     examples: float = Field(default=0.25, ge=0)
-    # Derived fields (toolret.expansion): the profile (function, tags, when to use), the
+    # Derived fields (toolret.index.expansion): the profile (function, tags, when to use), the
     # hypothetical questions a tool answers, and its key topics.
     profile: float = Field(default=PROFILE_WEIGHT, ge=0)
     questions: float = Field(default=0.25, ge=0)
@@ -74,7 +76,7 @@ class PenaltyConfig(BaseModel):
 
 
 class LearnedWeights(BaseModel):
-    """A linear scorer fitted by ``ToolKnowledgeBase.fit`` (pairwise logistic loss, toolret.learn)."""
+    """A linear scorer fitted by ``ToolKnowledgeBase.fit`` (pairwise logistic loss, toolret.retrieval.learn)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -144,7 +146,7 @@ class RetrievalConfig(BaseModel):
     )
     history_weight: float = Field(
         default=0.0, ge=0,
-        description="Weight of the tool-use memory h(t) (toolret.history); 0 ignores recorded bundles.",
+        description="Weight of the tool-use memory h(t) (toolret.retrieval.memory); 0 ignores recorded bundles.",
     )
     history_neighbors: int = Field(default=10, ge=1, description="Past requests consulted per query.")
     use_learned: bool = Field(default=False, description="Score with the knowledge base's fitted weights when it has them.")
@@ -185,7 +187,7 @@ class RetrievalConfig(BaseModel):
     )
     fields: tuple[str, ...] | None = Field(
         default=None,
-        description="Index fields a search uses (None: all of toolret.documents.INDEX_FIELDS); "
+        description="Index fields a search uses (None: all of toolret.documents.tool_doc.INDEX_FIELDS); "
         "switch fields off for ablations (`toolret eval --fields`).",
     )
     max_query_chars: int = Field(default=8_000, ge=16)
@@ -248,3 +250,39 @@ class RetrievalConfig(BaseModel):
         if isinstance(value, str):
             return cls.preset(value)
         raise ConfigError(f"config must be a RetrievalConfig or a preset name, not {type(value).__name__}")
+
+    @classmethod
+    def for_llm(cls, value: RetrievalConfig | str | None, llm: Any) -> RetrievalConfig | str | None:
+        """The adapters' default: ``value`` when given, else ``"full"`` when an LLM is given, else None.
+
+        An agent that hands toolret a chat model expects it to be used (planning, reranking,
+        coverage); without one the knowledge base's own config applies.
+
+        >>> RetrievalConfig.for_llm(None, llm=object()), RetrievalConfig.for_llm("fast", llm=object())
+        ('full', 'fast')
+        """
+        if value is not None:
+            return value
+        return "full" if llm is not None else None
+
+
+def validate_k(k: Any, config: RetrievalConfig | None = None) -> K:
+    """``k`` if it is a positive integer (at most ``config.max_k``) or ``"auto"``, else :class:`QueryError`.
+
+    The one check of ``k`` for the engine and every adapter (QueryError is a ValueError too).
+
+    >>> validate_k(5), validate_k("auto")
+    (5, 'auto')
+    >>> validate_k(0)
+    Traceback (most recent call last):
+    ...
+    toolret.errors.QueryError: k must be a positive integer or 'auto', not 0
+    """
+    if isinstance(k, str) and k == "auto":
+        return "auto"
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise QueryError(f"k must be a positive integer or 'auto', not {k!r}")
+    limit = config.max_k if config is not None else RetrievalConfig.model_fields["max_k"].default
+    if k > limit:
+        raise QueryError(f"k={k} exceeds max_k={limit} (RetrievalConfig.max_k)")
+    return k

@@ -15,14 +15,14 @@ from langchain_core.messages import HumanMessage, ToolMessage
 from langchain_core.tools import tool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.checkpoint.memory import InMemorySaver
-from toolret import ToolKnowledgeBase
-from toolret.cards import LLMCardWriter, agent_description
-from toolret.llm import ScriptedLLM
 
 from langchain_toolret import ToolRetriever, ToolSelectionMiddleware, create_agent
 from langchain_toolret.condensed import CondensedTools
 from langchain_toolret.ingest import tools_to_docs
 from langchain_toolret.testing import ScriptedChatModel, tool_call
+from toolret import ToolKnowledgeBase
+from toolret.cards import LLMCardWriter, agent_description
+from toolret.llm import ScriptedLLM
 
 from .conftest import TOOLS
 

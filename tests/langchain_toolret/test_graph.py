@@ -7,7 +7,6 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
-from toolret import RetrievalConfig
 
 from langchain_toolret import (
     ChatModelLLM,
@@ -16,6 +15,7 @@ from langchain_toolret import (
     create_model_node,
 )
 from langchain_toolret.testing import ScriptedChatModel, tool_call
+from toolret import RetrievalConfig
 
 MULTI = "what's the weather in Paris, then email Bob the forecast and book a flight to Rome"
 REFLECTING = RetrievalConfig.preset("balanced").model_copy(update={"reflect_rounds": 2, "coverage_threshold": 1.0})

@@ -9,8 +9,6 @@ import pytest
 from langchain_core.tools import BaseTool, InjectedToolCallId, StructuredTool, tool
 from langgraph.prebuilt import InjectedState
 from pydantic import BaseModel, Field
-from toolret import InvalidToolError
-from toolret.ingest import to_tool_doc
 
 from langchain_toolret.ingest import (
     definitions_chars,
@@ -18,6 +16,8 @@ from langchain_toolret.ingest import (
     tool_to_doc,
     tools_to_docs,
 )
+from toolret import InvalidToolError
+from toolret.sources.ingest import to_tool_doc
 
 
 def test_injected_arguments_are_not_indexed():

@@ -6,6 +6,9 @@ import time
 
 import pytest
 from pydantic import BaseModel
+
+from langchain_toolret.llm import ChatModelLLM, as_toolret_llm
+from langchain_toolret.testing import ScriptedChatModel
 from toolret.llm import (
     LLM,
     ChatMessage,
@@ -14,9 +17,6 @@ from toolret.llm import (
     astructured_call,
     structured_call,
 )
-
-from langchain_toolret.llm import ChatModelLLM, as_toolret_llm
-from langchain_toolret.testing import ScriptedChatModel
 
 ASK = [ChatMessage(role="system", content="Answer in JSON."), ChatMessage(role="user", content="Capital of France?")]
 

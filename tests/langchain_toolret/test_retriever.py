@@ -8,10 +8,10 @@ import functools
 import pytest
 from langchain_core.documents import Document
 from langchain_tests.integration_tests import RetrieversIntegrationTests
-from toolret import QueryError, ToolKnowledgeBase
 
 from langchain_toolret import ToolRetriever
 from langchain_toolret.index import ToolIndex
+from toolret import QueryError, ToolKnowledgeBase
 
 from .conftest import TOOLS
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 from llama_index.core.tools import FunctionTool
-from toolret.stdlib_registry import stdlib_tools
 
 from llamaindex_toolret import ToolObjectIndex, doc_to_tool
+from toolret.sources.stdlib_registry import stdlib_tools
 
 #: Standard-library modules whose functions join the registry as distractors.
 DISTRACTOR_MODULES = {"math", "statistics", "random", "json", "textwrap", "calendar", "hashlib", "base64", "uuid"}

@@ -16,12 +16,12 @@ from llama_index.core.llms.mock import MockFunctionCallingLLM
 from llama_index.core.query_engine import CustomQueryEngine
 from llama_index.core.tools import FunctionTool, QueryEngineTool, ToolMetadata
 from llama_index.core.tools.types import BaseTool, ToolOutput
-from toolret import ConfigError, ToolKnowledgeBase
-from toolret.cards import LLMCardWriter, agent_description
-from toolret.llm import ScriptedLLM
 
 from llamaindex_toolret import ToolNodeMapping, ToolObjectIndex, tool_to_doc
 from llamaindex_toolret.condensed import CondensedTools
+from toolret import ConfigError, ToolKnowledgeBase
+from toolret.cards import LLMCardWriter, agent_description
+from toolret.llm import ScriptedLLM
 
 from .conftest import agent_tools
 from .test_agents import ok, run_agent

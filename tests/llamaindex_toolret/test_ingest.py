@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 from llama_index.core.query_engine import CustomQueryEngine
 from llama_index.core.tools import FunctionTool, QueryEngineTool, ToolMetadata
-from toolret import InvalidToolError
-from toolret.eval.datasets import load_dataset
 
 from llamaindex_toolret import as_tool, doc_to_tool, tool_to_doc
 from tests.llamaindex_toolret.conftest import get_weather
+from toolret import InvalidToolError
+from toolret.eval.datasets import load_dataset
 
 
 class EchoEngine(CustomQueryEngine):

@@ -24,6 +24,9 @@ from llama_index.core.llms import CustomLLM, MockLLM
 from llama_index.core.llms.callbacks import llm_completion_callback
 from llama_index.core.llms.mock import MockFunctionCallingLLM
 from pydantic import BaseModel, Field
+
+from llamaindex_toolret import LlamaIndexLLM
+from tests.llamaindex_toolret.conftest import AGENT_FUNCTIONS
 from toolret import ConfigError, ToolKnowledgeBase
 from toolret.llm import (
     LLM,
@@ -33,9 +36,6 @@ from toolret.llm import (
     astructured_call,
     structured_call,
 )
-
-from llamaindex_toolret import LlamaIndexLLM
-from tests.llamaindex_toolret.conftest import AGENT_FUNCTIONS
 
 
 class City(BaseModel):

@@ -6,7 +6,6 @@ import pytest
 from llama_index.core import VectorStoreIndex
 from llama_index.core.objects import ObjectRetriever, SimpleToolNodeMapping
 from llama_index.core.tools import FunctionTool
-from toolret import ConfigError, ToolKnowledgeBase, ToolNotFoundError
 
 from llamaindex_toolret import (
     ToolObjectIndex,
@@ -15,6 +14,7 @@ from llamaindex_toolret import (
     ToolRetriever,
 )
 from tests.llamaindex_toolret.conftest import agent_tools, get_weather
+from toolret import ConfigError, ToolKnowledgeBase, ToolNotFoundError
 
 REQUESTS = {
     "what's the weather like in Lisbon right now?": "get_weather",

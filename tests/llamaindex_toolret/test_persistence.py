@@ -7,11 +7,11 @@ import json
 import pytest
 from llama_index.core.objects import SimpleToolNodeMapping
 from llama_index.core.tools import FunctionTool
-from toolret import KnowledgeBaseError, ToolKnowledgeBase, ToolNotFoundError
 
 from llamaindex_toolret import ToolObjectIndex, tool_to_doc
 from llamaindex_toolret.mapping import MANIFEST_FILE
 from tests.llamaindex_toolret.conftest import agent_tools
+from toolret import KnowledgeBaseError, ToolKnowledgeBase, ToolNotFoundError
 
 QUERIES = ["weather in Paris", "convert 5 euros to yen", "mail bob the minutes", "shares of Tesla"]
 

@@ -10,10 +10,10 @@ import pytest
 from llama_index.core.postprocessor import SimilarityPostprocessor
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from pydantic import PrivateAttr
-from toolret.embedding import CallableEmbedder
 
 from llamaindex_toolret import ToolObjectIndex
 from tests.llamaindex_toolret.conftest import agent_tools
+from toolret.index.embedding import CallableEmbedder
 
 
 def names(tools) -> list[str]:

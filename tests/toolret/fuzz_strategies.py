@@ -22,7 +22,8 @@ from typing import Any
 
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
-from toolret.documents import FIELDS, ToolDoc
+
+from toolret.documents.tool_doc import FIELDS, ToolDoc
 from toolret.errors import InvalidToolError
 
 _LONG = os.environ.get("TOOLRET_FUZZ", "") == "long"

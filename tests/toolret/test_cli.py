@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from toolret.cli import format_table, main
 
 TOOLS = [

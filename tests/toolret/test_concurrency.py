@@ -21,8 +21,9 @@ from typing import Any
 
 import numpy as np
 import pytest
+
 from toolret import ToolKnowledgeBase
-from toolret.ingest import load_jsonl
+from toolret.sources.ingest import load_jsonl
 
 THREADS = 8
 PER_THREAD = 1_000

@@ -23,6 +23,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+
 from toolret import KnowledgeBaseError, ToolKnowledgeBase
 
 from .fixtures.crash_writer import BATCH, embedder, tool
@@ -190,7 +191,7 @@ def test_corrupt_tool_record_names_the_tool(saved_kb: Path) -> None:
 
 def test_other_embedding_model_is_refused(saved_kb: Path) -> None:
     from toolret import ModelMismatchError
-    from toolret.embedding import CallableEmbedder
+    from toolret.index.embedding import CallableEmbedder
 
     _forget_clients()
     with pytest.raises(ModelMismatchError, match="hash-embed"):

@@ -6,6 +6,7 @@ import asyncio
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+
 from toolret import (
     KnowledgeBaseError,
     ModelMismatchError,
@@ -16,7 +17,7 @@ from toolret import (
     ToolNotFoundError,
     ToolParam,
 )
-from toolret.embedding import CallableEmbedder
+from toolret.index.embedding import CallableEmbedder
 
 
 def get_weather(city: str, unit: str = "celsius") -> str:
@@ -246,7 +247,7 @@ def test_balanced_preset_on_a_single_request_equals_fast(kb):
 
 @pytest.mark.slow
 def test_balanced_with_a_configured_cross_encoder_reranks_the_head(kb):
-    from toolret.embedding import default_model_path
+    from toolret.index.embedding import default_model_path
 
     # The packaged MiniLM as a one-label CrossEncoder has a random head: this checks the wiring
     # (loaded once, reads the head, scores in field_scores), not ranking quality.

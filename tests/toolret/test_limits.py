@@ -11,6 +11,7 @@ import itertools
 from collections.abc import Iterator
 
 import pytest
+
 from toolret import (
     InvalidToolError,
     KnowledgeBaseError,
@@ -19,7 +20,7 @@ from toolret import (
     ToolDoc,
     ToolKnowledgeBase,
 )
-from toolret.guards import DEFAULT_MAX_DOC_CHARS, DEFAULT_MAX_TOOLS
+from toolret.documents.guards import DEFAULT_MAX_DOC_CHARS, DEFAULT_MAX_TOOLS
 
 
 def _tool(i: int) -> dict:

@@ -19,9 +19,10 @@ from pathlib import Path
 import chromadb
 import pytest
 from chromadb.config import Settings
+
 from toolret import KnowledgeBaseError, ToolKnowledgeBase
 from toolret.eval import load_dataset
-from toolret.store import http_client
+from toolret.index.store import http_client
 
 READER = Path(__file__).parent / "fixtures" / "kb_reader.py"
 CHROMA = Path(sys.executable).parent / "chroma"
@@ -87,10 +88,10 @@ def test_refresh_never_takes_half_a_write(tmdb, embedder):
     writer = ToolKnowledgeBase(client=client, collection=name, embedder=embedder)
     writer.add(tmdb[:10])
     reader = ToolKnowledgeBase(client=client, collection=name, embedder=embedder)
-    store = writer._store
+    store = writer._writer.store
     old = tmdb[0]
     new = old.model_copy(update={"description": "Reworded while a reader looks."})
-    vectors = writer._embed_docs([new])
+    vectors = writer._writer.embed([new])
 
     # 1. A writer stopped after its field records, before its tool record: the reader keeps
     #    the old version, since the tool record (the commit point) still names it.
@@ -115,8 +116,8 @@ def test_refresh_never_takes_half_a_write(tmdb, embedder):
     store.bump_generation()
     assert reader.refresh().updated == []
     assert reader.get(old.id).description == "Reworded while a reader looks."
-    assert reader._generation is None
-    store.upsert([newer], writer._embed_docs([newer]))  # fields catch up; no new marker needed
+    assert reader._writer.generation is None
+    store.upsert([newer], writer._writer.embed([newer]))  # fields catch up; no new marker needed
     assert reader.refresh().updated == [old.id]
     assert reader.get(old.id).description == "Reworded twice."
 
@@ -145,16 +146,11 @@ def test_connecting_to_no_server_names_the_address():
 
 
 # ------------------------------------------------------------------ a real chroma server
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
 
 @pytest.fixture(scope="module")
-def chroma_server(tmp_path_factory):
+def chroma_server(tmp_path_factory, free_port):
     """`chroma run` on 127.0.0.1 and a free port, stopped (by its pid) after the module."""
-    port = _free_port()
+    port = free_port()
     folder = tmp_path_factory.mktemp("chroma")
     log = open(folder / "server.log", "wb")  # noqa: SIM115 - closed below
     proc = subprocess.Popen([str(CHROMA), "run", "--path", str(folder / "data"), "--host", "127.0.0.1",
@@ -167,7 +163,7 @@ def chroma_server(tmp_path_factory):
                 break
             except KnowledgeBaseError:
                 if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"chroma run did not start: {(folder / 'server.log').read_text()[-2000:]}")
+                    raise RuntimeError(f"chroma run did not start: {(folder / 'server.log').read_text()[-2000:]}") from None
                 time.sleep(0.3)
         yield "127.0.0.1", port
     finally:

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from toolret.config import RetrievalConfig
-from toolret.documents import INDEX_FIELDS
+from toolret.documents.tool_doc import INDEX_FIELDS
 from toolret.eval.datasets import Dataset
 from toolret.eval.runner import EvalReport, evaluate
 

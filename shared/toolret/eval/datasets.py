@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from toolret.errors import DatasetError
 
 if TYPE_CHECKING:
-    from toolret.documents import ToolDoc
+    from toolret.documents.tool_doc import ToolDoc
 
 __all__ = ["QUERIES_FILE", "TOOLS_FILE", "Dataset", "EvalQuery", "load_dataset", "sample_queries"]
 
@@ -58,7 +58,7 @@ class Dataset(BaseModel):
 
     ``tools`` are the raw records of ``tools.jsonl`` (dicts with at least ``id``), so the
     BM25 baseline can read ``name``/``description`` as the benchmark READMEs do while the
-    knowledge base converts them into :class:`~toolret.documents.ToolDoc` through ingest.
+    knowledge base converts them into :class:`~toolret.documents.tool_doc.ToolDoc` through ingest.
     """
 
     name: str
@@ -71,11 +71,11 @@ class Dataset(BaseModel):
         return [str(t["id"]) for t in self.tools]
 
     def tool_docs(self) -> list[ToolDoc]:
-        """The tools as ToolDocs, converted by :func:`toolret.ingest.from_record`.
+        """The tools as ToolDocs, converted by :func:`toolret.sources.ingest.from_record`.
 
         Imported lazily: reading a dataset and running the BM25 baseline need no ingest.
         """
-        from toolret.ingest import from_record
+        from toolret.sources.ingest import from_record
 
         return [from_record(record) for record in self.tools]
 

@@ -1,4 +1,4 @@
-"""Retrieval metrics, one definition everywhere (DESIGN.md §6).
+"""Retrieval metrics, one definition everywhere (docs/method.md §6).
 
 For a query with relevant set ``A`` and ranked list ``L`` (best first):
 

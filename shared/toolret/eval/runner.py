@@ -1,7 +1,7 @@
-"""Run a retriever over labelled queries and report the metrics of DESIGN.md §6.
+"""Run a retriever over labelled queries and report the metrics of docs/method.md §6.
 
 Anything with ``search(query: str, k: int) -> SearchResult`` can be evaluated: a
-:class:`~toolret.ToolKnowledgeBase`, the :class:`~toolret.baseline.BM25Baseline`, or a test
+:class:`~toolret.ToolKnowledgeBase`, the :class:`~toolret.eval.baseline.BM25Baseline`, or a test
 double. Evaluation is two steps so a ranking can be scored more than one way without
 searching again (BFCL is scored both by exact id and by function name):
 
@@ -30,7 +30,7 @@ What is measured (one rule, used by the CLI and the held-out scoring):
   every other number still comes from the timed ``k = max(ks)`` search.
 
 Example:
-    >>> from toolret.baseline import BM25Baseline
+    >>> from toolret.eval.baseline import BM25Baseline
     >>> ds = load_dataset("../shared/benchmarks/restbench_tmdb")      # doctest: +SKIP
     >>> report = evaluate(BM25Baseline(ds.tools), ds, ks=(1, 5, 10))  # doctest: +SKIP
     >>> report.to_json_dict()["metrics"]["recall@5"]                 # doctest: +SKIP

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from toolret.errors import DatasetError
 from toolret.eval.datasets import EvalQuery, load_dataset, sample_queries
 

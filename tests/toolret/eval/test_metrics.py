@@ -1,10 +1,11 @@
-"""The metrics of DESIGN.md §6 on tiny examples whose values are worked out by hand."""
+"""The metrics of docs/method.md §6 on tiny examples whose values are worked out by hand."""
 
 from __future__ import annotations
 
 import math
 
 import pytest
+
 from toolret.eval.metrics import (
     completeness_at_k,
     ndcg_at_k,

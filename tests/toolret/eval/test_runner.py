@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
+
 from toolret.errors import ConfigError
 from toolret.eval.datasets import Dataset, EvalQuery
 from toolret.eval.runner import EvalReport, QueryRun, evaluate, score_runs

@@ -1,0 +1,93 @@
+"""Text normalisation shared by indexing and querying.
+
+Identifiers are split into words (``GetRecord`` -> "get record", ``math.factorial`` ->
+"math factorial") because tool names carry much of a tool's meaning but never match a
+natural-language query token for token.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["first_sentence", "humanize_name", "split_identifier", "stem_tokens", "tokenize"]
+
+_CAMEL_1 = re.compile(r"([a-z0-9])([A-Z])")
+_CAMEL_2 = re.compile(r"([A-Z]+)([A-Z][a-z])")
+_SEPARATORS = re.compile(r"[_\-./#:{}()\[\]<>,;|\\@$=+*&^%!?~`'\"\s]+")
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\"'])")
+
+_STOPWORDS = frozenset(
+    ["a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "from", "has", "have", "i", "if", "in", "into", "is", "it", "its", "me", "my", "of", "on", "or", "our", "so", "such", "that", "the", "their", "then", "there", "these", "they", "this", "to", "was", "we", "what", "when", "where", "which", "who", "will", "with", "you", "your", "can", "could", "would", "should", "please", "do", "does", "did", "get"]
+)
+
+
+def split_identifier(identifier: str) -> list[str]:
+    """Split a code identifier into lowercase words.
+
+    >>> split_identifier("GetRecord")
+    ['get', 'record']
+    >>> split_identifier("math.factorial")
+    ['math', 'factorial']
+    >>> split_identifier("HTTPServer_v2")
+    ['http', 'server', 'v2']
+    """
+    spaced = _CAMEL_2.sub(r"\1 \2", _CAMEL_1.sub(r"\1 \2", identifier))
+    return [part.lower() for part in _SEPARATORS.split(spaced) if part]
+
+
+def humanize_name(name: str) -> str:
+    """A tool name as plain words, e.g. ``"get_current_weather"`` -> ``"get current weather"``."""
+    return " ".join(split_identifier(name))
+
+
+def tokenize(text: str, *, drop_stopwords: bool = True) -> list[str]:
+    """Lowercase word tokens for the lexical index, identifiers split into words.
+
+    The same function tokenizes tools and queries, so both sides agree on what a word is.
+    Stopwords (including request filler such as "please", "can", "get") are dropped
+    because they match every tool equally.
+    """
+    words: list[str] = []
+    for raw in _WORD.findall(text):
+        for word in split_identifier(raw) if not raw.islower() else [raw.lower()]:
+            if drop_stopwords and word in _STOPWORDS:
+                continue
+            words.append(word)
+    return words
+
+
+_STEMMER: object | None = None
+
+
+def _stem_word(word: str) -> str:
+    global _STEMMER
+    if _STEMMER is None:
+        try:
+            import Stemmer
+
+            _STEMMER = Stemmer.Stemmer("english")
+        except ImportError:  # PyStemmer is a base dependency; degrade to no stemming
+            _STEMMER = False
+    if _STEMMER is False:
+        return word
+    return _STEMMER.stemWord(word)  # type: ignore[union-attr]
+
+
+def stem_tokens(words: list[str]) -> list[str]:
+    """English Snowball stems (``forecasts`` -> ``forecast``), so inflections still match."""
+    return [_stem_word(w) for w in words]
+
+
+def first_sentence(text: str, max_words: int = 20) -> str:
+    """The first sentence of ``text``, cut to ``max_words`` words (a tool's one-line purpose).
+
+    >>> first_sentence("Gets the weather. Needs a key.")
+    'Gets the weather.'
+    """
+    text = " ".join(text.split())
+    if not text:
+        return ""
+    sentence = _SENTENCE_END.split(text, maxsplit=1)[0]
+    words = sentence.split()
+    return " ".join(words[:max_words])

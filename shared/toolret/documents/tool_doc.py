@@ -1,0 +1,252 @@
+"""Tool documents: every tool standardized into the MFTR fields.
+
+A :class:`ToolDoc` is what toolret indexes and scores, whatever the tool came from
+(OpenAI function specs, Python callables, benchmark records, ...). The fields follow the
+multi-field tool retrieval (MFTR) schema: ``description``, ``parameters``, ``response``,
+``examples``. Empty fields stay empty: nothing is invented at this stage.
+
+Example:
+    >>> doc = ToolDoc(
+    ...     name="get_weather",
+    ...     description="Current weather for a city.",
+    ...     parameters=[ToolParam(name="location", type="string", required=True,
+    ...                           description="City name")],
+    ... )
+    >>> doc.field_text("parameters")
+    'location (string, required): City name'
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from typing import Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+from toolret.documents.schema_text import readable_response
+from toolret.documents.text import humanize_name
+from toolret.errors import InvalidToolError
+
+__all__ = ["EXPANSION_FIELDS", "FIELDS", "INDEX_FIELDS", "FieldName", "ToolDoc", "ToolExpansion", "ToolParam"]
+
+FieldName = Literal["description", "parameters", "response", "examples", "profile", "questions", "topics"]
+#: The MFTR fields of a tool's own documentation, in the order MFTR lists them.
+FIELDS: tuple[FieldName, ...] = ("description", "parameters", "response", "examples")
+#: Fields toolret derives from the documentation (:mod:`toolret.index.expansion`), each indexed on its own.
+EXPANSION_FIELDS: tuple[FieldName, ...] = ("profile", "questions", "topics")
+#: Every field with its own lexical and dense index.
+INDEX_FIELDS: tuple[FieldName, ...] = FIELDS + EXPANSION_FIELDS
+
+#: Largest text a single field may hold; longer input is a mistake, not documentation.
+MAX_FIELD_CHARS = 100_000
+
+
+class ToolParam(BaseModel):
+    """One argument of a tool, as the model that calls the tool sees it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str = Field(min_length=1, description="Argument name as the tool expects it.")
+    type: str = Field(default="any", description="JSON-schema type name, or 'any' when unknown.")
+    required: bool = False
+    description: str = ""
+    enum: list[Any] | None = None
+    default: Any = None
+
+    @field_validator("name")
+    @classmethod
+    def _strip_name(cls, value: str) -> str:
+        value = value.strip()
+        if not value:
+            raise ValueError("parameter name is empty")
+        return value
+
+    @field_validator("default")
+    @classmethod
+    def _finite_default(cls, value: Any) -> Any:
+        if isinstance(value, float) and not math.isfinite(value):
+            return None
+        return value
+
+    def text(self) -> str:
+        """The parameter as one line: ``location (string, required): City name``."""
+        flags = [self.type, "required" if self.required else "optional"]
+        if self.enum:
+            flags.append("one of: " + ", ".join(str(v) for v in self.enum[:20]))
+        line = f"{self.name} ({', '.join(flags)})"
+        return f"{line}: {self.description}" if self.description else line
+
+
+class ToolExpansion(BaseModel):
+    """What toolret derived from a tool's documentation: never the documentation itself.
+
+    ``function`` (under 20 words), ``tags`` (lowercase keywords), ``when_to_use`` and
+    ``limitations`` form the *profile*; ``hypothetical_questions`` are requests the tool answers
+    (indexed as field ``questions``), ``key_topics`` what tells it apart from similar tools
+    (field ``topics``). ``inferred_response`` / ``inferred_examples`` stand in for a missing
+    ``response`` / ``examples`` and are indexed there, marked by ``sources``. ``sources`` says
+    where each value came from: ``offline:<rule>`` or ``llm:<model>:<prompt id>``.
+    ``card`` is the condensed agent-facing description (:mod:`toolret.cards.card`), not indexed.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    function: str = ""
+    tags: list[str] = Field(default_factory=list)
+    when_to_use: str = ""
+    limitations: str = ""
+    hypothetical_questions: list[str] = Field(default_factory=list)
+    key_topics: list[str] = Field(default_factory=list)
+    inferred_response: str = ""
+    inferred_examples: list[str] = Field(default_factory=list)
+    card: dict[str, Any] | None = None
+    sources: dict[str, str] = Field(default_factory=dict)
+
+    def profile_text(self) -> str:
+        parts = [self.function, ", ".join(self.tags), self.when_to_use, self.limitations]
+        return "\n".join(p for p in parts if p)
+
+
+class ToolDoc(BaseModel):
+    """A tool standardized into MFTR fields, plus provenance metadata.
+
+    ``id`` is unique within a knowledge base and defaults to ``name``. ``input_schema`` keeps
+    the original JSON schema of the arguments when one was given, so adapters can hand the
+    exact definition to a model. ``content_hash`` changes whenever anything indexed changes,
+    which is how ``sync`` knows what to re-embed.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str = ""
+    name: str
+    description: str = ""
+    parameters: list[ToolParam] = Field(default_factory=list)
+    response: str = ""
+    examples: list[str] = Field(default_factory=list)
+    input_schema: dict[str, Any] | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    expansion: ToolExpansion = Field(default_factory=ToolExpansion)
+
+    def __init__(self, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            raise _as_invalid_tool(data, exc) from None
+
+    @classmethod
+    def model_validate(cls, obj: Any, *args: Any, **kwargs: Any) -> ToolDoc:  # type: ignore[override]
+        if isinstance(obj, dict):
+            return cls(**obj)
+        return super().model_validate(obj, *args, **kwargs)
+
+    @field_validator("name")
+    @classmethod
+    def _check_name(cls, value: str) -> str:
+        value = value.strip()
+        if not value:
+            raise ValueError("tool name is empty")
+        if len(value) > 1_000:
+            raise ValueError(f"tool name is {len(value)} characters long (limit 1000)")
+        return value
+
+    @field_validator("description", "response")
+    @classmethod
+    def _check_text(cls, value: str) -> str:
+        if len(value) > MAX_FIELD_CHARS:
+            raise ValueError(f"text is {len(value)} characters long (limit {MAX_FIELD_CHARS})")
+        return value.strip()
+
+    @field_validator("examples")
+    @classmethod
+    def _check_examples(cls, value: list[str]) -> list[str]:
+        return [v.strip() for v in value if v and v.strip()]
+
+    @field_validator("parameters")
+    @classmethod
+    def _check_unique_params(cls, value: list[ToolParam]) -> list[ToolParam]:
+        # A field validator (not the model validator) so the error's field is "parameters".
+        seen: set[str] = set()
+        for param in value:
+            if param.name in seen:
+                raise ValueError(f"parameter {param.name!r} is defined twice")
+            seen.add(param.name)
+        return value
+
+    @model_validator(mode="after")
+    def _fill_id(self) -> ToolDoc:
+        if not self.id:
+            object.__setattr__(self, "id", self.name)
+        return self
+
+    # ----------------------------------------------------------------- derived views
+    @property
+    def content_hash(self) -> str:
+        """SHA-256 of everything that is indexed or returned, metadata included."""
+        payload = self.model_dump(mode="json")
+        blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, default=str)
+        return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+    @property
+    def source_hash(self) -> str:
+        """SHA-256 of the tool as given (its expansion left out): the key of the expansion cache."""
+        payload = self.model_dump(mode="json", exclude={"expansion"})
+        blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, default=str)
+        return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+    @property
+    def required_params(self) -> list[ToolParam]:
+        return [p for p in self.parameters if p.required]
+
+    def field_text(self, field: FieldName) -> str:
+        """The text indexed for one field; ``""`` when the tool has nothing for it.
+
+        The description field leads with the tool's name split into words, because the
+        name is often the most precise statement of what the tool does. ``response`` and
+        ``examples`` fall back to the expansion's inferred versions when the tool has none.
+        """
+        if field == "description":
+            words = humanize_name(self.name)
+            if self.description:
+                return f"{words}: {self.description}" if words else self.description
+            return words
+        if field == "parameters":
+            return "\n".join(p.text() for p in self.parameters)
+        if field == "response":
+            return readable_response(self.response or self.expansion.inferred_response)
+        if field == "examples":
+            return "\n".join(self.examples or self.expansion.inferred_examples)
+        if field == "profile":
+            return self.expansion.profile_text()
+        if field == "questions":
+            return "\n".join(self.expansion.hypothetical_questions)
+        if field == "topics":
+            return "\n".join(self.expansion.key_topics)
+        raise KeyError(f"unknown field {field!r}; expected one of {INDEX_FIELDS}")
+
+    def card(self) -> str:
+        """A compact multi-field card, for people and for rerankers."""
+        parts = [f"{self.name}: {self.description}".strip()]
+        for field in ("parameters", "response", "examples"):
+            text = self.field_text(field)  # type: ignore[arg-type]
+            if text:
+                parts.append(f"[{field}]\n{text}")
+        return "\n".join(parts)
+
+
+def _as_invalid_tool(data: dict[str, Any], exc: ValidationError) -> InvalidToolError:
+    """Turn pydantic's error into one that names the tool and the field."""
+    raw_name = data.get("name")
+    tool = raw_name if isinstance(raw_name, str) and raw_name.strip() else str(data.get("id") or "<unnamed>")
+    first = exc.errors()[0]
+    loc = ".".join(str(part) for part in first.get("loc", ())) or "tool"
+    return InvalidToolError(tool, loc, first.get("msg", str(exc)))

@@ -1,0 +1,166 @@
+"""``toolret bench``: bm25 and the presets on every dev set, with fit and field ablations.
+
+Benchmark code, kept out of the runtime path: the command line calls :func:`run_bench`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from pathlib import Path
+from typing import Any
+
+from toolret.errors import DatasetError
+from toolret.eval.methods import (
+    DEFAULT_PRESET,
+    PresetView,
+    build_retriever,
+    dedupe,
+    fit,
+    fit_split,
+    method_label,
+    release,
+)
+from toolret.eval.tables import format_table, write_json
+
+__all__ = ["DEFAULT_BENCH_LIMIT", "run_bench"]
+
+DEFAULT_BENCH_LIMIT = 500
+
+
+def embedding_floor_ms(embedder: Any, *, warmup: int = 5, calls: int = 50) -> float:
+    """Median time of embedding one short query: the least any dense search pays."""
+    for _ in range(warmup):
+        embedder.embed(["some query"])
+    times = []
+    for _ in range(calls):
+        start = time.perf_counter()
+        embedder.embed(["some query"])
+        times.append((time.perf_counter() - start) * 1000.0)
+    return statistics.median(times)
+
+
+def bench_fit(
+    kb: Any, dataset: Any, presets: list[str], levels: list[bool], limit: int | None, seconds: float, auto_k: bool
+) -> list[dict[str, Any]]:
+    """Every preset on the test split, then balanced+fit there after fitting on the other 80%.
+
+    The same knowledge base and the same test queries for every row, so the rows compare.
+    """
+    from toolret.eval import evaluate
+
+    test, fit_queries = fit_split(dataset)
+    out: list[dict[str, Any]] = []
+
+    def run(label: str, preset: str, extra_seconds: float) -> None:
+        for name_level in levels:
+            report = evaluate(PresetView(kb, preset), test, ks=(1, 5, 10), limit=limit, name_level=name_level,
+                              progress=True, method=label, curve_k=0, auto_k=auto_k)
+            entry = report.to_json_dict()
+            entry.update(level="name" if name_level else "id", index_seconds=seconds + extra_seconds, split="test")
+            out.append(entry)
+
+    for preset in presets:
+        run(preset, preset, 0.0)
+    fit_seconds = fit(kb, fit_queries)
+    run("balanced+fit", "balanced", fit_seconds)
+    kb.clear_history()
+    return out
+
+
+def bench_ablation(kb: Any, dataset: Any, name_level: bool, limit: int | None) -> list[list[Any]]:
+    """One-out rows over the offline fields (toolret.eval.ablation) on the dataset's knowledge base."""
+    from toolret import RetrievalConfig
+    from toolret.eval.ablation import run_ablation
+
+    rows = []
+    for label, report in run_ablation(kb, dataset, base=RetrievalConfig.preset("fast"), limit=limit,
+                                      name_level=name_level):
+        m = report.metrics
+        rows.append([dataset.name, label, "name" if name_level else "id", report.n_queries, m["recall@5"],
+                     m["ndcg@10"], report.latency_ms["p50"]])
+    return rows
+
+
+def run_bench(args: argparse.Namespace) -> int:
+    """``toolret bench``: bm25 and every preset on every dataset folder under ``args.datasets_root``."""
+    from toolret.eval import evaluate, load_dataset
+
+    root = Path(args.datasets_root)
+    if not root.is_dir():
+        raise DatasetError(f"{root}: datasets root not found (expected one folder per dataset)")
+    folders = sorted(p for p in root.iterdir() if (p / "tools.jsonl").is_file())
+    if not folders:
+        raise DatasetError(f"{root}: no dataset folder with a tools.jsonl inside")
+    limit = None if args.limit == 0 else args.limit
+    presets = dedupe([DEFAULT_PRESET] + (args.preset or []))
+    ks = (1, 5, 10)
+    floor_ms: float | None = None
+    results: list[dict[str, Any]] = []
+    ablations: list[list[Any]] = []
+    for folder in folders:
+        dataset = load_dataset(folder)
+        # Ids with '#' mark doc variants of one function name (BFCL): score by name as well.
+        levels = [False, True] if any("#" in tool_id for tool_id in dataset.tool_ids) else [False]
+        # One knowledge base per dataset serves every preset (a preset only changes the search).
+        for method, shared_presets in [("bm25", ["bm25"]), ("mftr", presets)]:
+            retriever, seconds = build_retriever(method, dataset, shared_presets[0])
+            try:
+                if floor_ms is None and hasattr(retriever, "embedder"):
+                    floor_ms = embedding_floor_ms(retriever.embedder)
+                    print(f"query-embedding floor: {floor_ms:.2f} ms (median of 50 calls)")
+                for preset in shared_presets:
+                    view = retriever if method == "bm25" else PresetView(retriever, preset)
+                    for name_level in levels:
+                        report = evaluate(
+                            view, dataset, ks=ks, limit=limit, name_level=name_level,
+                            progress=True, method=method_label(method, preset), curve_k=0,
+                            auto_k=args.auto_k and method == "mftr",
+                        )
+                        entry = report.to_json_dict()
+                        entry.update(level="name" if name_level else "id", index_seconds=seconds, split="all")
+                        results.append(entry)
+                if method == "mftr" and args.ablation:
+                    ablations.extend(bench_ablation(retriever, dataset, levels[-1], limit))
+                if method == "mftr" and args.fit:
+                    results.extend(bench_fit(retriever, dataset, presets, levels, limit, seconds, args.auto_k))
+            finally:
+                release(retriever)
+
+    headers = ["dataset", "split", "method", "level", "n", "R@5", "NDCG@10", "C@10", "TRACC", "p50 ms", "x floor",
+               "index s"]
+    rows = []
+    for e in results:
+        m, p50 = e["metrics"], e["latency_ms"]["p50"]
+        times_floor = p50 / floor_ms if floor_ms and e["preset"] != "bm25" else None
+        rows.append([e["dataset"], e["split"], e["preset"], e["level"], e["n_queries"], m["recall@5"], m["ndcg@10"],
+                     m["completeness@10"], m["tracc"], p50, times_floor, e["index_seconds"]])
+    table = format_table(headers, rows)
+    print(table)
+    ablation_md = ""
+    if ablations:
+        ablation_table = format_table(["dataset", "fields", "level", "n", "R@5", "NDCG@10", "p50 ms"], ablations)
+        print(ablation_table)
+        ablation_md = ("\n## Field ablation (fast preset, offline fields; '-f' = every field but f)\n\n"
+                       f"```\n{ablation_table}\n```\n")
+
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    summary = {"datasets_root": str(root), "limit": limit, "presets": presets,
+               "embedding_floor_ms": floor_ms, "results": results}
+    write_json(out / "bench.json", summary)
+    floor_line = f"{floor_ms:.2f} ms" if floor_ms is not None else "not measured"
+    markdown = (
+        "# toolret bench\n\n"
+        f"Datasets under `{root}`; {'all' if limit is None else f'up to {limit} (seed 0)'} queries each. "
+        f"Query-embedding floor (median of 50 `embed` calls): {floor_line}; "
+        "`x floor` = p50 latency / floor. TRACC: "
+        + ("of the k='auto' set for presets, of the top 10 for bm25" if args.auto_k else "of the top 10")
+        + ".\n\n"
+        f"```\n{table}\n```\n"
+        + ablation_md
+    )
+    (out / "bench.md").write_text(markdown, encoding="utf-8")
+    print(f"wrote {out / 'bench.json'} and {out / 'bench.md'}")
+    return 0

@@ -1,0 +1,69 @@
+"""Plain-text tables and JSON reports of evaluation runs (``toolret eval`` / ``bench``)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+__all__ = ["format_table", "report_headers", "report_row", "write_json"]
+
+
+def format_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """A plain-text table: text left-aligned, numbers right-aligned (floats to 3 decimals).
+
+    >>> print(format_table(["method", "R@5"], [["bm25", 0.4291]]))
+    method    R@5
+    ------  -----
+    bm25    0.429
+    """
+
+    def cell(value: Any) -> str:
+        if value is None:
+            return "-"
+        if isinstance(value, float):
+            return f"{value:.3f}"
+        return str(value)
+
+    text = [[cell(v) for v in row] for row in rows]
+    numeric = [
+        all(isinstance(row[i], (int, float)) and not isinstance(row[i], bool) or row[i] is None for row in rows)
+        for i in range(len(headers))
+    ]
+    widths = [max([len(h)] + [len(r[i]) for r in text]) for i, h in enumerate(headers)]
+
+    def line(values: Sequence[str]) -> str:
+        parts = [v.rjust(w) if num else v.ljust(w) for v, w, num in zip(values, widths, numeric)]
+        return "  ".join(parts).rstrip()
+
+    out = [line(list(headers)), line(["-" * w for w in widths])]
+    out.extend(line(r) for r in text)
+    return "\n".join(out)
+
+
+def report_row(report: Any, method: str) -> list[Any]:
+    ks = report.ks
+    metrics = report.metrics
+    row: list[Any] = [method + (" (by name)" if report.name_level else ""), report.n_queries]
+    row += [metrics[f"recall@{k}"] for k in ks]
+    row += [metrics[f"ndcg@{k}"] for k in ks]
+    row += [metrics[f"completeness@{k}"] for k in ks]
+    row += [metrics["tracc"], report.latency_ms["p50"], report.latency_ms["p95"], report.index_seconds]
+    return row
+
+
+def report_headers(ks: Sequence[int]) -> list[str]:
+    return (
+        ["method", "n"]
+        + [f"R@{k}" for k in ks]
+        + [f"NDCG@{k}" for k in ks]
+        + [f"C@{k}" for k in ks]
+        + ["TRACC", "p50 ms", "p95 ms", "index s"]
+    )
+
+
+def write_json(path: str | Path, payload: Any) -> None:
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

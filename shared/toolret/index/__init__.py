@@ -1,0 +1,39 @@
+"""The index side: the ChromaDB store, immutable snapshots, per-field lexical and dense indexes, expansion,
+and the writer and persistence the knowledge base delegates to.
+
+Every name below is importable from this package (``from toolret.index import ...``); each
+module is loaded on first use (:mod:`toolret._exports`).
+"""
+
+from __future__ import annotations
+
+from toolret._exports import lazy_exports
+
+_EXPORTS = {
+    "CallableEmbedder": "embedding",
+    "Changes": "refresh",
+    "ChromaStore": "store",
+    "DEFAULT_EMBEDDER_NAME": "embedding",
+    "Embedder": "embedding",
+    "ExpansionCache": "expansion",
+    "ExpansionOutput": "expansion",
+    "ExpansionReport": "expansion",
+    "FORMAT_VERSION": "store",
+    "FaithfulnessVerdict": "expansion",
+    "GENERATED_FIELDS": "expansion",
+    "LLMExpander": "expansion",
+    "LexicalIndex": "lexical",
+    "SentenceTransformerEmbedder": "embedding",
+    "Snapshot": "snapshot",
+    "StoredTool": "store",
+    "analyze": "lexical",
+    "build_snapshot": "snapshot",
+    "default_model_path": "embedding",
+    "expand_offline": "expansion",
+    "field_record_id": "store",
+    "http_client": "store",
+    "read_changes": "refresh",
+    "resolve_embedder": "embedding",
+}
+
+__all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

@@ -1,0 +1,100 @@
+"""Per-field lexical indexes (BM25 through bm25s).
+
+One BM25 index per MFTR field, so a query word that matches a parameter name is scored
+against parameter text, not diluted in one concatenated blob.
+
+Example:
+    >>> idx = LexicalIndex.build(["weather forecast for a city", "convert currency"])
+    >>> scores = idx.scores("city weather")
+    >>> bool(scores[0] > scores[1])
+    True
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from toolret.documents.text import stem_tokens, tokenize
+
+__all__ = ["LexicalIndex", "analyze"]
+
+
+def analyze(text: str) -> list[str]:
+    """Tokens as both the index and the query see them: split, stopwords out, stemmed."""
+    return stem_tokens(tokenize(text))
+
+
+def _per_term_max(retriever: object | None) -> np.ndarray:
+    """Best score of each vocabulary term in any document (bm25s stores scores per term, CSC)."""
+    if retriever is None:
+        return np.zeros(0, dtype=np.float32)
+    mat = retriever.scores  # type: ignore[attr-defined]
+    data, indptr = np.asarray(mat["data"]), np.asarray(mat["indptr"])
+    out = np.zeros(len(indptr) - 1, dtype=np.float32)
+    nonempty = indptr[1:] > indptr[:-1]
+    if data.size:
+        out[nonempty] = np.maximum.reduceat(data, indptr[:-1][nonempty])
+    return out
+
+
+class LexicalIndex:
+    """A bm25s index over one field of every tool, in knowledge-base order.
+
+    Empty documents are allowed (a tool without examples); they score 0 for every query.
+    """
+
+    def __init__(self, retriever: object | None, n_docs: int) -> None:
+        self._retriever = retriever
+        self.n_docs = n_docs
+        self._term_max = _per_term_max(retriever)
+
+    @classmethod
+    def build(cls, texts: list[str]) -> LexicalIndex:
+        import bm25s
+
+        tokens = [analyze(t) for t in texts]
+        if not any(tokens):
+            return cls(None, len(texts))
+        retriever = bm25s.BM25()
+        retriever.index(tokens, show_progress=False)
+        return cls(retriever, len(texts))
+
+    def scores(self, query: str | list[str]) -> np.ndarray:
+        """BM25 score of every document for the query (0 for no overlap)."""
+        tokens = analyze(query) if isinstance(query, str) else query
+        if self._retriever is None or not tokens or self.n_docs == 0:
+            return np.zeros(self.n_docs, dtype=np.float32)
+        return np.asarray(self._retriever.get_scores(tokens), dtype=np.float32)  # type: ignore[attr-defined]
+
+    def upper_bound(self, query: str | list[str]) -> float:
+        """The most BM25 evidence any document could get for this query.
+
+        Sum over query tokens of the best single-document score of that token: a document
+        reaching it matches every query word as well as the best document for each word.
+        Dividing by it says "share of the achievable lexical evidence", which, unlike dividing
+        by the best candidate's score, does not call a one-weak-word match perfect.
+        """
+        tokens = analyze(query) if isinstance(query, str) else query
+        if self._retriever is None or not tokens:
+            return 0.0
+        vocab = self._retriever.vocab_dict  # type: ignore[attr-defined]
+        return float(sum(self._term_max[vocab[t]] for t in tokens if t in vocab))
+
+    def save(self, folder: Path) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "meta.json").write_text(json.dumps({"n_docs": self.n_docs, "empty": self._retriever is None}))
+        if self._retriever is not None:
+            self._retriever.save(str(folder), show_progress=False)  # type: ignore[attr-defined]
+
+    @classmethod
+    def load(cls, folder: Path) -> LexicalIndex:
+        import bm25s
+
+        meta = json.loads((folder / "meta.json").read_text())
+        if meta["empty"]:
+            return cls(None, int(meta["n_docs"]))
+        retriever = bm25s.BM25.load(str(folder), load_corpus=False)
+        return cls(retriever, int(meta["n_docs"]))

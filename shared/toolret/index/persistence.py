@@ -1,0 +1,137 @@
+"""Opening, repairing and saving a knowledge base's files.
+
+ChromaDB persists documents and vectors as they are written; beside them a knowledge base saves
+derived data — the BM25 indexes — and a manifest (format, embedder, registry hash). Opening reads
+the store, re-embeds any tool whose stored fields are incomplete (an interrupted write), and
+reuses the saved lexical indexes only when the manifest's registry hash matches the documents.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import shutil
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from toolret.documents.tool_doc import INDEX_FIELDS, ToolDoc
+from toolret.errors import KnowledgeBaseError
+from toolret.index.embedding import Embedder, resolve_embedder
+from toolret.index.lexical import LexicalIndex
+from toolret.index.snapshot import Snapshot, build_snapshot
+from toolret.index.store import FORMAT_VERSION, ChromaStore
+from toolret.index.writer import IndexWriter
+
+__all__ = ["MANIFEST", "damaged_message", "load_snapshot", "open_store", "registry_hash", "save"]
+
+logger = logging.getLogger("toolret")
+
+MANIFEST = "toolret.json"
+_LEXICAL_DIR = "lexical"
+
+
+def registry_hash(docs: Iterable[ToolDoc]) -> str:
+    """One hash of every (id, content hash): equal registries, equal hashes."""
+    h = hashlib.sha256()
+    for doc in docs:
+        h.update(doc.id.encode("utf-8", "surrogatepass") + b"\0" + doc.content_hash.encode() + b"\n")
+    return h.hexdigest()
+
+
+def open_store(path: Path | None, client: Any, collection: str, embedder: Any) -> tuple[ChromaStore, Embedder]:
+    """The store, and the embedder to use with it (the one it was built with unless one is given)."""
+    store = ChromaStore(path=str(path) if path else None, client=client, name=collection)
+    stored_name = store.existing_embedder()
+    if embedder is None and stored_name and not stored_name.startswith("packaged:"):
+        if stored_name.startswith("callable:"):
+            raise KnowledgeBaseError(
+                f"knowledge base was built with the custom embedder {stored_name!r}; pass it again as embedder="
+            )
+        embedder = stored_name
+    resolved = resolve_embedder(embedder)
+    store.open(resolved.name)
+    return store, resolved
+
+
+def load_snapshot(writer: IndexWriter, path: Path | None) -> Snapshot:
+    """Every stored tool as a snapshot; incomplete tools re-embedded, saved BM25 indexes reused."""
+    stored = writer.store.read_all()
+    docs = [s.doc for s in stored]
+    vectors = [s.vectors for s in stored]
+    repair = [i for i, s in enumerate(stored) if not _fields_complete(s.doc, s.vectors, s.field_hashes)]
+    if repair:
+        logger.warning("re-embedding %d tool(s) whose stored fields were incomplete", len(repair))
+        fresh = writer.embed([docs[i] for i in repair])
+        for i, vecs in zip(repair, fresh):
+            vectors[i] = vecs
+        writer.store.upsert([docs[i] for i in repair], fresh)
+    dim = next((v.shape[0] for vecs in vectors for v in vecs.values()), 0)
+    return build_snapshot(docs, vectors, dim, _load_lexical(path, docs))
+
+
+def _load_lexical(path: Path | None, docs: list[ToolDoc]) -> dict[str, LexicalIndex] | None:
+    if path is None or not docs:
+        return None
+    manifest = path / MANIFEST
+    try:
+        meta = json.loads(manifest.read_text())
+    except FileNotFoundError:
+        return None
+    except (OSError, json.JSONDecodeError) as exc:
+        logger.warning("ignoring unreadable %s (%s); rebuilding the lexical index", manifest, exc)
+        return None
+    if meta.get("registry_hash") != registry_hash(docs) or meta.get("format") != FORMAT_VERSION:
+        return None
+    try:
+        return {f: LexicalIndex.load(path / _LEXICAL_DIR / f) for f in INDEX_FIELDS}
+    except Exception as exc:  # a partial or damaged folder: the index is derived data  # noqa: BLE001
+        logger.warning("rebuilding the lexical index: saved copy unreadable (%s)", exc)
+        return None
+
+
+def save(path: Path, snap: Snapshot, embedder_name: str, config_name: str) -> None:
+    """Write the lexical indexes, then the manifest, each atomically (temp file or folder + rename)."""
+    tmp = path / f".{_LEXICAL_DIR}.tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    for f in INDEX_FIELDS:
+        snap.lexical[f].save(tmp / f)
+    final = path / _LEXICAL_DIR
+    old = path / f".{_LEXICAL_DIR}.old"
+    shutil.rmtree(old, ignore_errors=True)
+    if final.exists():
+        final.rename(old)
+    tmp.rename(final)
+    shutil.rmtree(old, ignore_errors=True)
+    manifest = {
+        "format": FORMAT_VERSION,
+        "embedder": embedder_name,
+        "n_tools": len(snap),
+        "registry_hash": registry_hash(snap.docs),
+        "config": config_name,
+    }
+    tmp_manifest = path / f".{MANIFEST}.tmp"
+    tmp_manifest.write_text(json.dumps(manifest, indent=2))
+    os.replace(tmp_manifest, path / MANIFEST)
+
+
+def damaged_message(path: Path | None, exc: Exception) -> str:
+    """What to tell a user whose stored knowledge base cannot be opened, and how to rebuild it."""
+    where = f"at {str(path)!r}" if path is not None else "on the ChromaDB server"
+    rebuild = f"`toolret index TOOLS --kb {path}`" if path is not None else "ToolKnowledgeBase.connect(...).sync(tools)"
+    return (f"cannot open the knowledge base {where}: {type(exc).__name__}: {exc}. Its ChromaDB data is damaged "
+            "or unreadable (a copy or disk write that did not finish, another program writing it, a full disk). "
+            f"Restore it from a backup, or delete it and rebuild: {rebuild} or ToolKnowledgeBase(path).add(tools)")
+
+
+def _fields_complete(doc: ToolDoc, vectors: dict[str, np.ndarray], hashes: dict[str, str]) -> bool:
+    h = doc.content_hash
+    for f in INDEX_FIELDS:
+        has_text = bool(doc.field_text(f))
+        if has_text and (f not in vectors or hashes.get(f) != h):
+            return False
+    return True

@@ -1,0 +1,233 @@
+"""Every change to a knowledge base's registry goes through one locked path: :class:`IndexWriter`.
+
+``add``, ``remove`` and ``sync`` each decide *what* changes (a change set: the registry wanted,
+the documents to embed and store, the ids to delete); :meth:`IndexWriter._commit` does the rest
+the same way every time — embed only the changed documents, upsert them, delete the removed
+ones, publish the change marker, and swap in a new immutable snapshot, so concurrent searches
+never see a half-applied change. :meth:`IndexWriter.refresh` takes in other processes' writes.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import threading
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict
+
+from toolret.config import RetrievalConfig
+from toolret.documents.guards import check_doc_size
+from toolret.documents.tool_doc import INDEX_FIELDS, ToolDoc
+from toolret.errors import InvalidToolError, KnowledgeBaseError, ToolNotFoundError
+from toolret.index.embedding import Embedder
+from toolret.index.live_tools import LiveTools
+from toolret.index.snapshot import Snapshot, build_snapshot
+from toolret.index.store import ChromaStore
+
+__all__ = ["IndexWriter", "SyncReport"]
+
+logger = logging.getLogger("toolret")
+
+#: Texts per encoder call when embedding tool fields.
+EMBED_BATCH = 512
+
+
+class SyncReport(BaseModel):
+    """What :meth:`ToolKnowledgeBase.sync` (or ``refresh``) changed, by tool id."""
+
+    model_config = ConfigDict(frozen=True)
+
+    added: list[str]
+    updated: list[str]
+    removed: list[str]
+    unchanged: int
+
+
+class IndexWriter:
+    """The store, the current snapshot, the live tools and the change marker of one knowledge base.
+
+    Searches read :attr:`snapshot` without a lock (it is immutable and replaced whole); writes
+    hold :attr:`lock` (reentrant, so the tool-use memory can write under it too).
+    """
+
+    def __init__(self, store: ChromaStore, embedder: Embedder, config: RetrievalConfig, *,
+                 expander: Any = None, offline_expansion: bool = True) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.config = config
+        self.expander = expander
+        self.offline_expansion = offline_expansion
+        self.lock = threading.RLock()
+        self.live = LiveTools()
+        self.snapshot: Snapshot = build_snapshot([], [], 0)
+        #: The store's change marker as of our last read or write (None: unknown, refresh reads all).
+        self.generation: str | None = store.generation()
+
+    # ------------------------------------------------------------------ documents and vectors
+    def prepare(self, tools: Iterable[Any]) -> tuple[list[ToolDoc], dict[str, Any]]:
+        """Tools -> validated, expanded ToolDocs (and the live objects among them, by id)."""
+        from toolret.sources.ingest import to_tool_doc
+
+        docs: list[ToolDoc] = []
+        live: dict[str, Any] = {}
+        seen: set[str] = set()
+        limit = self.config.max_tools
+        for position, obj in enumerate(tools):
+            if position == limit:  # stop a runaway generator before it is read (and embedded) whole
+                raise KnowledgeBaseError(too_many(f"more than {limit} tools were given", limit))
+            doc = check_doc_size(to_tool_doc(obj), self.config.max_doc_chars)
+            if doc.id in seen:
+                raise InvalidToolError(doc.name, "id", f"id {doc.id!r} appears twice (second at position {position})")
+            seen.add(doc.id)
+            docs.append(doc)
+            if not isinstance(obj, (ToolDoc, dict)):
+                live[doc.id] = obj
+        return self._expand(docs), live
+
+    def _expand(self, docs: list[ToolDoc]) -> list[ToolDoc]:
+        """Pre-retrieval expansion (toolret.index.expansion): offline profile, then the LLM expander if set."""
+        if self.offline_expansion:
+            from toolret.index.expansion import expand_offline
+
+            docs = [expand_offline(d) for d in docs]
+        if self.expander is not None and docs:
+            docs = self.expander.expand(docs)
+        return docs
+
+    def embed(self, docs: Sequence[ToolDoc], progress: bool = False) -> list[dict[str, np.ndarray]]:
+        """Embed every non-empty field of every doc, in batches (one encoder call per batch)."""
+        jobs: list[tuple[int, str, str]] = []
+        for i, doc in enumerate(docs):
+            for f in INDEX_FIELDS:
+                text = doc.field_text(f)
+                if text:
+                    jobs.append((i, f, text))
+        out: list[dict[str, np.ndarray]] = [{} for _ in docs]
+        bar = _progress(len(jobs), "embedding tool fields", progress)
+        for start in range(0, len(jobs), EMBED_BATCH):
+            chunk = jobs[start : start + EMBED_BATCH]
+            vecs = self.embedder.embed([t for _, _, t in chunk])
+            for (i, f, _), vec in zip(chunk, vecs):
+                out[i][f] = vec
+            bar.update(len(chunk))
+        bar.close()
+        return out
+
+    def _vectors(self) -> tuple[dict[str, ToolDoc], dict[str, dict[str, np.ndarray]]]:
+        snap = self.snapshot
+        docs = {d.id: d for d in snap.docs}
+        vecs = {d.id: {f: snap.vectors[f][i] for f in INDEX_FIELDS if snap.present[f][i]} for i, d in enumerate(snap.docs)}
+        return docs, vecs
+
+    def rebuild(self, docs: list[ToolDoc], vectors: list[dict[str, np.ndarray]]) -> None:
+        """Swap in a new snapshot of ``docs`` (ordered by id, so every process builds the same one)."""
+        order = sorted(range(len(docs)), key=lambda i: docs[i].id)
+        docs = [docs[i] for i in order]
+        vectors = [vectors[i] for i in order]
+        dim = next((v.shape[0] for vecs in vectors for v in vecs.values()), self.snapshot.dim)
+        self.snapshot = build_snapshot(docs, vectors, dim)
+
+    # ------------------------------------------------------------------ the change sets
+    def add(self, tools: Iterable[Any], *, progress: bool = False) -> list[str]:
+        new_docs, live = self.prepare(tools)
+        with self.lock:
+            current, _ = self._vectors()
+            total = len(current.keys() | {d.id for d in new_docs})
+            if total > self.config.max_tools:
+                raise KnowledgeBaseError(too_many(f"adding these tools would make {total}", self.config.max_tools))
+            changed = [d for d in new_docs if d.id not in current or current[d.id].content_hash != d.content_hash]
+            wanted = {**current, **{d.id: d for d in changed}}
+            self._commit(wanted, changed, [], progress)
+            self.live.update(live, names={d.id: d.name for d in new_docs})
+        return [d.id for d in new_docs]
+
+    def remove(self, tool_ids: Iterable[str]) -> None:
+        ids = list(tool_ids)
+        with self.lock:
+            current, _ = self._vectors()
+            missing = [t for t in ids if t not in current]
+            if missing:
+                raise ToolNotFoundError(f"cannot remove unknown tool id(s): {', '.join(map(repr, missing[:5]))}")
+            gone = set(ids)
+            self._commit({t: d for t, d in current.items() if t not in gone}, [], ids, False)
+            self.live.keep(self.snapshot.index_of)
+
+    def sync(self, tools: Iterable[Any], *, progress: bool = False, prefix: str | None = None) -> SyncReport:
+        new_docs, live = self.prepare(tools)
+        if prefix is not None:
+            stray = [d.id for d in new_docs if not d.id.startswith(prefix)]
+            if stray:
+                raise InvalidToolError(stray[0], "id", f"sync(prefix={prefix!r}) was given a tool outside that prefix")
+        with self.lock:
+            current, _ = self._vectors()
+            kept = [d for t, d in current.items() if prefix is not None and not t.startswith(prefix)]
+            wanted = {d.id: d for d in [*kept, *new_docs]}
+            if len(wanted) > self.config.max_tools:
+                raise KnowledgeBaseError(too_many(f"this sync would make {len(wanted)}", self.config.max_tools))
+            added = [d for d in new_docs if d.id not in current]
+            updated = [d for d in new_docs if d.id in current and current[d.id].content_hash != d.content_hash]
+            removed = [t for t in current if t not in wanted]
+            self._commit(wanted, added + updated, removed, progress)
+            self.live.keep(wanted)
+            self.live.update(live, names={d.id: d.name for d in new_docs})
+        return SyncReport(added=[d.id for d in added], updated=[d.id for d in updated], removed=removed,
+                          unchanged=len(new_docs) - len(added) - len(updated))
+
+    def _commit(self, wanted: dict[str, ToolDoc], changed: list[ToolDoc], removed: list[str], progress: bool) -> None:
+        """The one write path: embed ``changed``, store it, delete ``removed``, mark, swap the snapshot."""
+        _, vecs = self._vectors()
+        fresh = self.embed(changed, progress)
+        self.store.upsert(changed, fresh)
+        if removed:
+            self.store.delete(removed)
+        if changed or removed:
+            self.mark_written()
+        for doc, v in zip(changed, fresh):
+            vecs[doc.id] = v
+        self.rebuild(list(wanted.values()), [vecs[t] for t in wanted])
+
+    def refresh(self) -> SyncReport | None:
+        """Take in other processes' writes by difference; None when the change marker has not moved.
+
+        The caller holds :attr:`lock` (the knowledge base reloads its tool-use memory under it too).
+        """
+        from toolret.index.refresh import read_changes
+
+        generation = self.store.generation()
+        if generation is not None and generation == self.generation:
+            return None
+        changes = read_changes(self.store, self.snapshot)
+        if changes.changed:
+            self.rebuild(changes.docs, changes.vectors)
+            self.live.keep(self.snapshot.index_of)
+        self.generation = generation if changes.consistent else None
+        return SyncReport(added=changes.added, updated=changes.updated, removed=changes.removed,
+                          unchanged=len(changes.docs) - len(changes.added) - len(changes.updated))
+
+    def mark_written(self) -> None:
+        """Publish a new change marker after a write (readers' ``refresh`` looks for it)."""
+        before = self.store.generation()
+        marker = self.store.bump_generation()
+        # Another writer got in since our last look: our snapshot may lack its change.
+        self.generation = marker if before == self.generation else None
+
+
+def too_many(what: str, limit: int) -> str:
+    return (f"{what}; a knowledge base holds at most max_tools={limit} tools (RetrievalConfig.max_tools). "
+            "Raise it with ToolKnowledgeBase(config=RetrievalConfig(max_tools=...)) or split the registry")
+
+
+class _NullBar:
+    def update(self, n: int) -> None: ...
+    def close(self) -> None: ...
+
+
+def _progress(total: int, desc: str, enabled: bool) -> Any:
+    if not enabled or total == 0:
+        return _NullBar()
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=desc, unit="text", disable=not sys.stderr.isatty())

@@ -1,0 +1,147 @@
+"""Offline argument spotting and how well a query can fill a tool's parameters.
+
+MFTR penalises a tool whose required parameters the query cannot supply. Without an LLM,
+toolret finds the argument values a query carries (numbers, dates, quoted strings,
+e-mails, URLs, file names, proper nouns) and scores each parameter by whether some
+spotted value has a compatible kind.
+
+Example:
+    >>> [a.kind for a in spot_arguments('Email bob@example.com the file "report.pdf"')]
+    ['email', 'quoted']
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from toolret.documents.text import split_identifier
+from toolret.documents.tool_doc import ToolParam
+
+__all__ = ["SpottedArgument", "param_satisfaction", "spot_arguments"]
+
+ArgKind = Literal["email", "url", "date", "quoted", "file", "number", "proper_noun"]
+
+
+@dataclass(frozen=True)
+class SpottedArgument:
+    kind: ArgKind
+    text: str
+
+
+_EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b")
+_URL = re.compile(r"\b(?:https?://|www\.)\S+", re.IGNORECASE)
+_MONTHS = (
+    "january|february|march|april|may|june|july|august|september|october|november|december|"
+    "jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec"
+)
+_DATE = re.compile(
+    r"\b(?:\d{4}-\d{1,2}-\d{1,2}|\d{1,2}/\d{1,2}/\d{2,4}|"
+    rf"(?:{_MONTHS})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?(?:,?\s+\d{{4}})?|"
+    rf"\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:{_MONTHS})(?:,?\s+\d{{4}})?|"
+    r"today|tomorrow|yesterday|tonight|next\s+(?:week|month|year|monday|tuesday|wednesday|thursday|friday|saturday|sunday))\b",
+    re.IGNORECASE,
+)
+_QUOTED = re.compile(r"\"([^\"]{1,200})\"|'([^']{2,200})'|“([^”]{1,200})”|`([^`]{1,200})`")
+_FILE = re.compile(r"\b[\w\-/\\]+\.(?:[a-z0-9]{1,5})\b", re.IGNORECASE)
+_NUMBER = re.compile(r"(?<![\w.])[-+]?\$?\d+(?:[.,]\d+)*%?(?![\w])|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|twenty|hundred|thousand|million)\b", re.IGNORECASE)
+_PROPER = re.compile(r"\b[A-Z][\w&'-]*(?:\s+[A-Z][\w&'-]*)*")
+_COMMON_CAPS = frozenset(
+    ["i", "i'm", "i'd", "i'll", "can", "could", "would", "should", "will", "please", "what", "when", "where", "which", "who", "why", "how", "is", "are", "do", "does", "did", "find", "get", "give", "show", "tell", "list", "make", "create", "calculate", "compute", "help", "let", "it", "the", "a", "an", "my", "me", "we", "you", "hi", "hello", "hey", "thanks", "ok", "okay"]
+)
+_FILE_EXTS = frozenset(
+    ["txt", "csv", "json", "xml", "pdf", "doc", "docx", "xls", "xlsx", "ppt", "pptx", "png", "jpg", "jpeg", "gif", "svg", "mp3", "mp4", "wav", "zip", "tar", "gz", "py", "js", "ts", "java", "c", "cpp", "h", "html", "htm", "css", "md", "yaml", "yml", "log", "sql", "db", "ini", "cfg", "toml", "sh", "bat", "exe", "bin", "dat", "parquet"]
+)
+
+
+def spot_arguments(query: str) -> list[SpottedArgument]:
+    """The argument values a query carries, most specific kinds first, each span once."""
+    found: list[SpottedArgument] = []
+    taken: list[tuple[int, int]] = []
+
+    def claim(kind: ArgKind, match: re.Match[str]) -> None:
+        start, end = match.span()
+        if any(s < end and start < e for s, e in taken):
+            return
+        taken.append((start, end))
+        found.append(SpottedArgument(kind, match.group(0)))
+
+    for kind, pattern in (("email", _EMAIL), ("url", _URL), ("date", _DATE), ("quoted", _QUOTED)):
+        for match in pattern.finditer(query):
+            claim(kind, match)  # type: ignore[arg-type]
+    for match in _FILE.finditer(query):
+        if match.group(0).rsplit(".", 1)[-1].lower() in _FILE_EXTS:
+            claim("file", match)
+    for match in _NUMBER.finditer(query):
+        claim("number", match)
+    for match in _PROPER.finditer(query):
+        if _is_sentence_start(query, match.start()) and " " not in match.group(0):
+            continue
+        words = match.group(0).split()
+        if all(w.lower().strip("'") in _COMMON_CAPS for w in words):
+            continue
+        claim("proper_noun", match)
+    return found
+
+
+def _is_sentence_start(text: str, index: int) -> bool:
+    before = text[:index].rstrip()
+    return not before or before[-1] in ".!?:;\n\"'("
+
+
+_NAME_HINTS: dict[str, tuple[str, ...]] = {
+    "email": ("email", "mail", "recipient", "sender"),
+    "url": ("url", "uri", "link", "website", "endpoint", "href", "domain"),
+    "file": ("file", "path", "filename", "dir", "directory", "folder", "document"),
+    "date": ("date", "time", "day", "when", "start", "end", "since", "until", "deadline", "datetime", "timestamp"),
+}
+
+# Identifiers (``movie_id``, ``user_uuid``) usually come from an earlier tool's output (search,
+# then details), so a request that does not spell one out is weak evidence against the tool.
+_ID_WORDS = frozenset({"id", "ids", "uuid", "guid", "key", "handle"})
+_ID_FLOOR = 0.5
+
+# How well a value of each kind can fill a parameter of a generic JSON type.
+_KIND_FOR_TYPE: dict[str, dict[str, float]] = {
+    "integer": {"number": 1.0, "date": 0.6},
+    "number": {"number": 1.0},
+    "string": {"quoted": 1.0, "proper_noun": 0.9, "file": 0.9, "email": 0.8, "url": 0.8, "date": 0.8, "number": 0.6},
+    "array": {"quoted": 0.8, "proper_noun": 0.8, "number": 0.8, "file": 0.8, "email": 0.8, "url": 0.8, "date": 0.7},
+    "object": {"quoted": 0.6, "proper_noun": 0.6, "number": 0.6, "file": 0.6, "email": 0.6, "url": 0.6, "date": 0.6},
+}
+
+
+def param_satisfaction(param: ToolParam, args: list[SpottedArgument], query_words: set[str]) -> float:
+    """s_p in [0, 1]: can the query supply a value for this parameter?
+
+    1 when a spotted value has the parameter's kind (a number for an integer, an e-mail for
+    an ``email`` field...), partial credit for looser fits, and a floor of 0.8 when the query
+    names the parameter itself. Booleans and untyped parameters are assumed satisfiable:
+    a query rarely spells out a flag, and that is no evidence against the tool.
+    """
+    base_type = param.type.split("|")[0].strip().lower() or "any"
+    if base_type in ("boolean", "any", "null"):
+        return 1.0
+    if param.enum:
+        lowered = " ".join(sorted(query_words))
+        if any(str(v).lower() in lowered for v in param.enum if str(v)):
+            return 1.0
+    name_words = set(split_identifier(param.name))
+    hinted: str | None = None
+    for kind, hints in _NAME_HINTS.items():
+        if name_words & set(hints):
+            hinted = kind
+            break
+    table = _KIND_FOR_TYPE.get(base_type, _KIND_FOR_TYPE["string"])
+    best = 0.0
+    for arg in args:
+        score = table.get(arg.kind, 0.0)
+        if hinted is not None and base_type == "string":
+            score = 1.0 if arg.kind == hinted else score * 0.3
+        best = max(best, score)
+    if name_words and name_words <= query_words:
+        best = max(best, 0.8)
+    if name_words & _ID_WORDS:
+        best = max(best, _ID_FLOOR)
+    return best

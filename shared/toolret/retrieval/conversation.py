@@ -1,0 +1,87 @@
+"""Earlier chat turns handed to a search, in whatever shape the caller's framework keeps them.
+
+A follow-up request ("now book a table there") only makes sense with the conversation before
+it. ``ToolKnowledgeBase.search(..., history=...)`` accepts the turns as toolret
+:class:`~toolret.llm.protocol.ChatMessage` objects, ``{"role": ..., "content": ...}`` mappings,
+``(role, content)`` pairs, LangChain messages (``.type`` ``human``/``ai``/``system``) or
+LlamaIndex chat messages (``.role``), so adapters pass their conversation through unchanged.
+The LLM planner reads them, as delimited data, to resolve references; tool-call and tool-result
+turns carry no request text and are skipped. Anything else is a :class:`~toolret.errors.QueryError`
+naming the turn at fault, not a failure deep inside a prompt builder.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from toolret.documents.guards import clean_query
+from toolret.errors import QueryError
+from toolret.llm.protocol import ChatMessage
+
+__all__ = ["MAX_TURNS", "as_chat_history"]
+
+#: Framework role names mapped to the three roles the LLM protocol knows.
+_ROLE_OF = {
+    "user": "user", "human": "user",
+    "assistant": "assistant", "ai": "assistant", "model": "assistant",
+    "system": "system", "developer": "system",
+}
+#: Roles whose turns are tool plumbing, not conversation: skipped.
+_SKIPPED_ROLES = {"tool", "function", "chatbot_tool", "remove"}
+#: Most turns kept (the most recent ones); the planner prompt clips further.
+MAX_TURNS = 50
+
+
+def _content_text(content: Any, where: str) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):  # LangChain content blocks: keep the text parts
+        parts = [b if isinstance(b, str) else b.get("text", "") for b in content
+                 if isinstance(b, str) or (isinstance(b, Mapping) and b.get("type") == "text")]
+        return "\n".join(p for p in parts if isinstance(p, str))
+    if content is None:
+        return ""
+    raise QueryError(f"{where}: content must be text, not {type(content).__name__}")
+
+
+def _role_and_content(turn: Any, where: str) -> tuple[str, Any]:
+    if isinstance(turn, ChatMessage):
+        return turn.role, turn.content
+    if isinstance(turn, Mapping):
+        if "role" not in turn or "content" not in turn:
+            raise QueryError(f"{where}: a mapping needs 'role' and 'content' keys")
+        return turn["role"], turn["content"]
+    if isinstance(turn, tuple) and len(turn) == 2:
+        return turn
+    role = getattr(turn, "role", None) or getattr(turn, "type", None)
+    if role is None or not hasattr(turn, "content"):
+        raise QueryError(f"{where}: expected a ChatMessage, a role/content mapping or pair, or a chat "
+                         f"message object, not {type(turn).__name__}")
+    return getattr(role, "value", role), turn.content
+
+
+def as_chat_history(turns: Iterable[Any] | None) -> list[ChatMessage]:
+    """The conversation before the query as :class:`ChatMessage` turns, oldest first.
+
+    >>> as_chat_history([("user", "Find Italian places in Lyon"), {"role": "ai", "content": "Found 3."}])
+    [ChatMessage(role='user', content='Find Italian places in Lyon'), ChatMessage(role='assistant', content='Found 3.')]
+    """
+    if turns is None:
+        return []
+    if isinstance(turns, (str, bytes, Mapping)):
+        raise QueryError("history must be a sequence of chat turns, not a single "
+                         f"{type(turns).__name__}")
+    out: list[ChatMessage] = []
+    for i, turn in enumerate(turns):
+        where = f"history[{i}]"
+        role, content = _role_and_content(turn, where)
+        role = str(role).lower()
+        if role in _SKIPPED_ROLES:
+            continue
+        if role not in _ROLE_OF:
+            raise QueryError(f"{where}: unknown role {role!r}; use user, assistant or system")
+        text = clean_query(_content_text(content, where)).strip()
+        if text:
+            out.append(ChatMessage(role=_ROLE_OF[role], content=text))  # type: ignore[arg-type]
+    return out[-MAX_TURNS:]

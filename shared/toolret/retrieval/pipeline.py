@@ -1,0 +1,470 @@
+"""One search, stage by stage, over a knowledge-base snapshot.
+
+Stages (each recorded in the trace with its path and milliseconds), each a public function over
+one mutable :class:`SearchState` so that a caller can drive them itself (the LangGraph subgraph
+of :mod:`langchain_toolret` does, through :mod:`toolret.retrieval.driver`, which holds the stage
+order) and get exactly what ``ToolKnowledgeBase.search`` gets:
+
+:func:`stage_plan` (balanced/full: offline or LLM query planning) -> :func:`stage_retrieve`
+(``embed_query``: one batched call for every text the plan needs; ``candidates`` + ``mftr`` per
+query text, :func:`toolret.retrieval.ranking.rank_query`) -> :func:`stage_fuse` (variants of a sub-task by
+reciprocal rank fusion, then sub-tasks by per-sub-task budgets; or ``select``: a single query's
+top list) -> :func:`stage_rerank` (cross-encoder or LLM, :mod:`toolret.retrieval.rerank`) ->
+:func:`stage_reflect` (is every sub-task covered? if not, :func:`stage_retrieve` re-queries the
+uncovered ones, :mod:`toolret.retrieval.reflection`; at most ``reflect_rounds`` rounds) ->
+:func:`finish_search` (the top k, or ``k="auto"``'s precise set).
+
+Example:
+    >>> from toolret import ToolKnowledgeBase
+    >>> kb = ToolKnowledgeBase.from_tools([{"name": "get_weather", "description": "Weather for a city"}])
+    >>> state = kb.begin_search("weather in Paris", k=1, config="balanced")
+    >>> stage_plan(state); stage_retrieve(state); stage_fuse(state); stage_rerank(state)
+    >>> while stage_reflect(state):
+    ...     stage_retrieve(state)
+    >>> finish_search(state).ids
+    ['get_weather']
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any, TypeVar
+
+import numpy as np
+
+from toolret.config import BALANCED_REFLECT_ROUNDS, RetrievalConfig, validate_k
+from toolret.documents.docstrings import docstring_summary
+from toolret.documents.guards import clean_query
+from toolret.errors import QueryError
+from toolret.index.embedding import Embedder
+from toolret.index.snapshot import Snapshot
+from toolret.llm.protocol import ChatMessage
+from toolret.results import ScoredTool, SearchResult, StagePath, TraceStep
+from toolret.retrieval.fusion import budgeted_merge, reciprocal_rank_fusion
+from toolret.retrieval.memory import HistorySnapshot
+from toolret.retrieval.planning import FieldQueries, QueryPlan, plan_offline
+from toolret.retrieval.ranking import rank_query
+from toolret.retrieval.reflection import (
+    Coverage,
+    LLMCoverageJudge,
+    fill_uncovered,
+    judge_coverage,
+    offline_rewrite,
+)
+from toolret.retrieval.rerank import LLMReranker
+from toolret.retrieval.scoring import CandidateScore
+from toolret.retrieval.selection import select_auto
+
+__all__ = [
+    "SearchState",
+    "finish_search",
+    "stage_fuse",
+    "stage_plan",
+    "stage_reflect",
+    "stage_rerank",
+    "stage_retrieve",
+    "validate_query",
+]
+
+T = TypeVar("T")
+
+
+def validate_query(query: object, k: object, config: RetrievalConfig) -> str:
+    """The query text a search runs on (cleaned), after checking it and ``k`` (:func:`validate_k`)."""
+    if not isinstance(query, str):
+        raise QueryError(f"query must be a string, not {type(query).__name__}")
+    text = clean_query(query).strip()  # a lone surrogate would crash the tokenizer
+    if not text:
+        raise QueryError("query is empty")
+    if len(text) > config.max_query_chars:
+        raise QueryError(
+            f"query is {len(text)} characters long; the limit is {config.max_query_chars} "
+            "(RetrievalConfig.max_query_chars)"
+        )
+    validate_k(k, config)
+    return text
+
+
+def _timed(trace: list[TraceStep], stage: str, fn: Callable[[], T], note: str = "") -> T:
+    start = time.perf_counter()
+    out = fn()
+    trace.append(TraceStep(stage=stage, path="offline", ms=(time.perf_counter() - start) * 1000, note=note))
+    return out
+
+
+@dataclass(frozen=True)
+class _Job:
+    """One ranking to run: for the whole request (``subtask=None``) or one sub-task."""
+
+    subtask: int | None
+    text: str
+    fields: FieldQueries | None = None
+
+
+# MFTR field-aligned sub-queries: which planner field is matched against which tool field.
+_FIELD_OF = {"tool_description": "description", "intent": "examples", "expected_output": "response"}
+
+
+def _plan(state: SearchState) -> QueryPlan | None:
+    query, config, llm, trace = state.query, state.config, state.llm, state.trace
+    if config.planner == "none":
+        return None
+    timeout = state.llm_timeout()
+    if config.planner == "llm" and llm is not None and timeout is not None:
+        from toolret.retrieval.llm_planning import plan_with_llm
+
+        feedback = _feedback_docs(state.snap, query, config.prf_docs)
+        plan, step = state.spend_llm(lambda: plan_with_llm(query, llm, history=state.conversation or None,
+                                                           feedback_docs=feedback or None,
+                                                           n_variants=config.n_variants, timeout=timeout))
+        extra = [f"{n} {what}" for n, what in ((len(state.conversation), "history turn(s)"),
+                                                (len(feedback), "feedback doc(s)")) if n]
+        if extra:
+            step = step.model_copy(update={"note": "; ".join([step.note, *extra]) if step.note else "; ".join(extra)})
+        trace.append(step)
+        return plan
+    start = time.perf_counter()
+    plan = plan_offline(query)
+    ms = (time.perf_counter() - start) * 1000
+    if config.planner == "llm":
+        why = "no LLM configured" if llm is None else state.budget_note()
+        trace.append(TraceStep(stage="plan", path="fallback", ms=ms,
+                               note=f"{why}: offline planner, {len(plan.subtasks)} sub-task(s)"))
+    else:
+        trace.append(TraceStep(stage="plan", path="offline", ms=ms, note=f"{len(plan.subtasks)} sub-task(s)"))
+    return plan
+
+
+def _feedback_docs(snap: Snapshot, query: str, n: int) -> list[str]:
+    """Pseudo-relevance feedback: the ``n`` best BM25 tools of the raw query, as
+    ``name: first sentence`` lines the LLM planner reads (as data) for the registry's vocabulary."""
+    if n <= 0 or len(snap) == 0:
+        return []
+    scores = snap.lexical["description"].scores(query)
+    best = [int(i) for i in np.argsort(-scores, kind="stable")[:n] if scores[i] > 0]
+    return [f"{snap.docs[i].name}: {docstring_summary(snap.docs[i].description)}" for i in best]
+
+
+def _jobs(query: str, plan: QueryPlan | None) -> list[_Job]:
+    if plan is None:
+        return [_Job(None, query)]
+    whole = plan.rewritten if plan.path == "llm" and plan.rewritten else query
+    jobs = [_Job(None, whole)]
+    if len(plan.subtasks) < 2 and plan.path != "llm":
+        return jobs
+    for i, sub in enumerate(plan.subtasks):
+        for variant in dict.fromkeys(sub.variants or [sub.text]):
+            jobs.append(_Job(i, variant, sub.fields if variant == sub.text else None))
+    return jobs
+
+
+def _field_texts(fields: FieldQueries | None) -> dict[str, str]:
+    if fields is None:
+        return {}
+    out = {target: getattr(fields, source) for source, target in _FIELD_OF.items() if getattr(fields, source)}
+    if fields.extracted_args:
+        out["parameters"] = "; ".join(fields.extracted_args)
+    return out
+
+
+def _scored(snap: Snapshot, cand: CandidateScore, subtask: str | None = None) -> ScoredTool:
+    doc = snap.docs[cand.index]
+    return ScoredTool(
+        id=doc.id, name=doc.name, score=round(cand.score, 6),
+        field_scores=cand.field_scores, penalty=cand.penalty, subtask=subtask,
+    )
+
+
+def _history_for(
+    snap: Snapshot, memory: HistorySnapshot | None, qvec: Any, config: RetrievalConfig
+) -> dict[int, float] | None:
+    if memory is None or not len(memory) or config.history_weight <= 0:
+        return None
+    scores = memory.tool_scores(qvec, m=config.history_neighbors)
+    return {snap.index_of[t]: s for t, s in scores.items() if t in snap.index_of} or None
+
+
+@dataclass
+class SearchState:
+    """Everything one search has produced so far; the stage functions read and extend it.
+
+    Build it with ``ToolKnowledgeBase.begin_search`` (which validates the query and resolves the
+    config). ``k`` is the number of tools to return; with ``auto=True`` it is the most that
+    ``k="auto"`` may keep. ``tools`` holds the current selection, best first.
+    """
+
+    snap: Snapshot
+    embedder: Embedder
+    query: str
+    k: int
+    config: RetrievalConfig
+    llm: Any = None
+    #: The knowledge base's tool-use memory (recorded bundles), read when ``history_weight`` > 0.
+    memory: HistorySnapshot | None = None
+    cross_encoder: Any = None
+    auto: bool = False
+    trace: list[TraceStep] = field(default_factory=list)
+    plan: QueryPlan | None = None
+    jobs: list[_Job] = field(default_factory=list)
+    rankings: list[tuple[list[CandidateScore], int, int]] = field(default_factory=list)
+    tools: list[ScoredTool] = field(default_factory=list)
+    reflect_round: int = 0
+    pending: Coverage | None = None
+    requery_cache: dict[str, list[ScoredTool]] = field(default_factory=dict)
+    #: Each sub-task's own fused ranking (by sub-task index), kept for reflection's re-queries.
+    subtask_lists: dict[int, list[ScoredTool]] = field(default_factory=dict)
+    #: Earlier chat turns (``search(..., conversation=...)``), read by the LLM planner.
+    conversation: list[ChatMessage] = field(default_factory=list)
+    #: True right after :func:`stage_retrieve` ran reflection's re-query (not a first retrieval).
+    requeried: bool = False
+    #: Seconds the LLM steps of this search have taken so far (bounded by ``config.llm_budget_s``).
+    llm_spent_s: float = 0.0
+
+    def llm_timeout(self) -> float | None:
+        """Seconds the next LLM step may take: ``llm_timeout`` capped by what is left of
+        ``llm_budget_s``; None once the budget is spent (the step then runs its offline path)."""
+        left = self.config.llm_budget_s - self.llm_spent_s
+        return min(self.config.llm_timeout, left) if left > 0 else None
+
+    def spend_llm(self, step: Callable[[], T]) -> T:
+        """Run one LLM step and charge its time to the search's LLM budget."""
+        start = time.perf_counter()
+        try:
+            return step()
+        finally:
+            self.llm_spent_s += time.perf_counter() - start
+
+    def budget_note(self) -> str:
+        return f"LLM budget spent ({self.llm_spent_s:.2f}s of llm_budget_s={self.config.llm_budget_s:g}s)"
+
+    @property
+    def depth(self) -> int:
+        """How many tools fusion keeps: k, or more when a reranker will read further down."""
+        return max(self.k, self.config.rerank_top_n) if self.config.reranker != "none" else self.k
+
+    @property
+    def requerying(self) -> bool:
+        """True when reflection found uncovered sub-tasks that :func:`stage_retrieve` must re-query."""
+        return self.pending is not None
+
+
+
+def stage_plan(state: SearchState) -> None:
+    """Plan the query (none, offline or LLM per ``config.planner``) and list the rankings to run."""
+    if len(state.snap) == 0:
+        return
+    state.plan = _plan(state)
+    state.jobs = _jobs(state.query, state.plan)
+
+
+def stage_retrieve(state: SearchState) -> None:
+    """Rank every planned query text; during reflection, re-query the uncovered sub-tasks instead."""
+    state.requeried = state.requerying
+    if state.requeried:
+        _requery(state)
+        return
+    snap, config = state.snap, state.config
+    if len(snap) == 0:
+        state.trace.append(TraceStep(stage="candidates", path="skipped", ms=0.0, note="knowledge base is empty"))
+        return
+    if not state.jobs:
+        state.jobs = _jobs(state.query, state.plan)
+    field_texts = [_field_texts(job.fields) for job in state.jobs]
+    texts = list(dict.fromkeys([job.text for job in state.jobs] + [t for ft in field_texts for t in ft.values()]))
+    vectors = _timed(state.trace, "embed_query", lambda: state.embedder.embed(texts),
+                     note=f"{len(texts)} text(s), {state.embedder.name}")
+    vec_of = {text: vectors[i] for i, text in enumerate(texts)}
+    start = time.perf_counter()
+    state.rankings = [
+        rank_query(snap, job.text, vec_of[job.text], config,
+                   {f: (t, vec_of[t]) for f, t in ft.items()} or None,
+                   _history_for(snap, state.memory, vec_of[job.text], config))
+        for job, ft in zip(state.jobs, field_texts)
+    ]
+    elapsed = (time.perf_counter() - start) * 1000
+    state.trace.append(TraceStep(stage="candidates", path="offline", ms=elapsed / 2,
+                                 note=f"{max(r[1] for r in state.rankings)} of {len(snap)} tools, "
+                                      f"{len(state.jobs)} ranking(s)"))
+    state.trace.append(TraceStep(stage="mftr", path="offline", ms=elapsed / 2,
+                                 note=f"{state.rankings[0][2]} argument value(s) spotted"))
+
+
+def stage_fuse(state: SearchState) -> None:
+    """Turn the rankings into one list of ``state.depth`` tools (``select`` for a single ranking)."""
+    if not state.rankings:
+        return
+    depth, snap = state.depth, state.snap
+    if len(state.rankings) == 1:
+        state.tools = _timed(state.trace, "select", lambda: [_scored(snap, c) for c in state.rankings[0][0][:depth]],
+                             note=f"top {depth}")
+        return
+    assert state.plan is not None
+    plan, jobs, rankings = state.plan, state.jobs, state.rankings
+    state.tools, state.subtask_lists = _timed(state.trace, "fuse",
+                                              lambda: _fuse(snap, plan, jobs, rankings, depth, state.config))
+
+
+def stage_rerank(state: SearchState) -> None:
+    """Rerank the head of the list per ``config.reranker``; the selection is then cut to k."""
+    config = state.config
+    reranker: Any = None
+    why = ""
+    timeout = state.llm_timeout()
+    if config.reranker == "llm" and state.llm is not None and timeout is not None:
+        reranker = LLMReranker(state.llm, top_n=config.rerank_top_n, mode=config.rerank_mode,
+                               drop_irrelevant=config.drop_irrelevant)
+    elif config.reranker != "none":
+        reranker = state.cross_encoder
+        if config.reranker == "llm":
+            why = ("no LLM configured" if state.llm is None else state.budget_note()) + ": " + (
+                "cross-encoder instead" if reranker is not None else "MFTR order kept")
+        elif reranker is None:
+            why = "no cross-encoder configured (RetrievalConfig.cross_encoder): MFTR order kept"
+    if reranker is None:
+        if config.reranker != "none":
+            path: StagePath = "fallback" if config.reranker == "llm" else "skipped"
+            state.trace.append(TraceStep(stage="rerank", path=path, ms=0.0, note=why))
+        state.tools = state.tools[: state.k]
+        return
+    docs = {t.id: state.snap.docs[state.snap.index_of[t.id]] for t in state.tools if t.id in state.snap.index_of}
+    if isinstance(reranker, LLMReranker):
+        tools, step = state.spend_llm(lambda: reranker.rerank(state.query, state.tools, docs, timeout=timeout))
+    else:
+        tools, step = reranker.rerank(state.query, state.tools, docs, timeout=config.llm_timeout)
+    if why:
+        step = step.model_copy(update={"path": "fallback", "note": f"{why}; {step.note}"})
+    state.trace.append(step)
+    known = state.snap.index_of
+    state.tools = [t for t in tools if t.id in known][: state.k]
+
+
+def stage_reflect(state: SearchState) -> bool:
+    """Judge sub-task coverage; True when :func:`stage_retrieve` must re-query (bounded by reflect_rounds)."""
+    config, plan = state.config, state.plan
+    if config.reflect_rounds < 1 or plan is None or not plan.subtasks or not state.tools \
+            or state.reflect_round >= _reflect_rounds(state):
+        return False
+    state.reflect_round += 1
+    start = time.perf_counter()
+    judge = None
+    note = ""
+    timeout = state.llm_timeout()
+    if config.reflect_judge == "llm":
+        if state.llm is not None and timeout is not None:
+            docs = {t.id: state.snap.docs[state.snap.index_of[t.id]] for t in state.tools}
+            judge = partial(LLMCoverageJudge(state.llm).judge, docs=docs, timeout=timeout)
+        else:
+            note = f"; {'no LLM configured' if state.llm is None else state.budget_note()}: offline coverage"
+    def run_judge() -> tuple[Coverage, StagePath, str]:
+        return judge_coverage(plan, state.tools, judge=judge, threshold=config.coverage_threshold)
+
+    coverage, path, extra = state.spend_llm(run_judge) if judge is not None else run_judge()
+    if note:
+        path = "fallback"
+    state.pending = coverage if coverage.uncovered else None
+    state.trace.append(TraceStep(
+        stage="reflect", path=path, ms=(time.perf_counter() - start) * 1000,
+        note=f"round {state.reflect_round}: {len(coverage.uncovered)} of {len(plan.subtasks)} sub-task(s) "
+             f"uncovered{extra}{note}",
+    ))
+    return state.pending is not None
+
+
+def _reflect_rounds(state: SearchState) -> int:
+    """Rounds allowed: an LLM judge that is not there leaves the balanced preset's offline rounds."""
+    rounds = state.config.reflect_rounds
+    if state.config.reflect_judge == "llm" and state.llm is None:
+        return min(rounds, BALANCED_REFLECT_ROUNDS)
+    return rounds
+
+
+def _requery(state: SearchState) -> None:
+    assert state.plan is not None and state.pending is not None
+    start = time.perf_counter()
+    for index in state.pending.uncovered:
+        # Offline, the re-query of a sub-task is its own wording: its fused ranking is already at
+        # hand, so reflection reads further down it instead of searching again.
+        if index not in state.pending.rewrites and index in state.subtask_lists:
+            state.requery_cache.setdefault(offline_rewrite(state.plan.subtasks[index].text),
+                                           state.subtask_lists[index])
+    added, failed = fill_uncovered(state.plan, state.tools, state.pending, search_fn=partial(_plain_search, state),
+                                   k=state.k, cache=state.requery_cache)
+    n = len(state.pending.uncovered)
+    state.pending = None
+    state.trace.append(TraceStep(
+        stage="requery", path="offline", ms=(time.perf_counter() - start) * 1000,
+        note=f"round {state.reflect_round}: {n} sub-task(s) re-queried, added {len(added)}"
+             + (f" ({', '.join(added)})" if added else "") + failed,
+    ))
+
+
+def _plain_search(state: SearchState, text: str, n: int) -> list[ScoredTool]:
+    """One unplanned MFTR ranking of ``text``: the re-query of an uncovered sub-task."""
+    qvec = state.embedder.embed([text])[0]
+    ranked, _, _ = rank_query(state.snap, text, qvec, state.config, None,
+                              _history_for(state.snap, state.memory, qvec, state.config))
+    return [_scored(state.snap, c) for c in ranked[:n]]
+
+
+def finish_search(state: SearchState) -> SearchResult:
+    """The result: the top k tools, or with ``auto`` the precise set of :func:`toolret.retrieval.selection.select_auto`."""
+    tools = state.tools[: state.k]
+    if state.auto:
+        start = time.perf_counter()
+        chosen = select_auto(tools, margin=state.config.auto_margin, max_k=state.config.auto_max_k,
+                             subtask_margin=state.config.auto_subtask_margin)
+        state.trace.append(TraceStep(stage="auto_k", path="offline", ms=(time.perf_counter() - start) * 1000,
+                                     note=f"kept {len(chosen)} of {len(tools)} (margin {state.config.auto_margin})"))
+        tools = chosen
+    return SearchResult(query=state.query, tools=tools, trace=list(state.trace), plan=state.plan)
+
+
+def _fuse(
+    snap: Snapshot,
+    plan: QueryPlan,
+    jobs: list[_Job],
+    rankings: list[tuple[list[CandidateScore], int, int]],
+    k: int,
+    config: RetrievalConfig,
+) -> tuple[list[ScoredTool], dict[int, list[ScoredTool]]]:
+    """RRF over each sub-task's variants, then per-sub-task budgets over the fused lists.
+
+    Returns the merged list and each sub-task's own fused list (reflection re-reads those).
+    """
+    depth = max(k, 20)
+    groups: dict[int | None, list[list[CandidateScore]]] = {}
+    for job, ranking in zip(jobs, rankings):
+        groups.setdefault(job.subtask, []).append(ranking[0][:depth])
+    order: list[int | None] = [None, *sorted(g for g in groups if g is not None)]
+    lists: list[list[str]] = []
+    best: list[dict[int, CandidateScore]] = []
+    for group in order:
+        ranked_lists = groups[group]
+        fused = reciprocal_rank_fusion([[snap.docs[c.index].id for c in r] for r in ranked_lists])
+        lists.append([tool_id for tool_id, _ in fused][:depth])
+        top: dict[int, CandidateScore] = {}
+        for ranked in ranked_lists:
+            for cand in ranked:
+                if cand.index not in top or cand.score > top[cand.index].score:
+                    top[cand.index] = cand
+        best.append(top)
+    head = [tool_id for tool_id, _ in reciprocal_rank_fusion(lists)]
+    first = 0 if config.whole_query_budget else 1
+    picked = budgeted_merge(lists[first:], k=k, head=head)
+    out: list[ScoredTool] = []
+    for tool_id, source in picked:
+        index = snap.index_of[tool_id]
+        if source is None:
+            cand = max((b[index] for b in best if index in b), key=lambda c: c.score)
+            out.append(_scored(snap, cand))
+            continue
+        position = source + first
+        group = order[position]
+        subtask = plan.subtasks[group].text if group is not None else None
+        out.append(_scored(snap, best[position][index], subtask))
+    own = {group: [_scored(snap, best[n][snap.index_of[t]]) for t in lists[n]]
+           for n, group in enumerate(order) if group is not None}
+    return out, own

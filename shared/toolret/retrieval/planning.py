@@ -1,0 +1,115 @@
+"""Query planning (intra-retrieval): what a request asks for, as sub-tasks to retrieve for.
+
+A multi-part request ("the weather tomorrow and any news about travel disruptions") needs one
+tool per part; one query embedding averages the parts and finds neither well. The planner
+splits it into sub-tasks, each retrieved on its own and fused with a per-sub-task budget
+(Toolshed §3.4.2). This module is the offline planner: rules on sentence boundaries,
+sequencers ("then", "after that") and conjunctions that start a new request ("and also",
+"as well as", "and can you..."). An LLM planner returns the same :class:`QueryPlan`.
+
+Example:
+    >>> [s.text for s in plan_offline("What's the weather tomorrow? Also find news about travel delays.").subtasks]
+    ["What's the weather tomorrow?", 'find news about travel delays.']
+"""
+
+from __future__ import annotations
+
+import re
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from toolret.documents.text import tokenize
+from toolret.results import StagePath
+
+__all__ = ["MAX_SUBTASKS", "FieldQueries", "QueryPlan", "SubTask", "plan_offline"]
+
+#: More parts than this is a list of items, not a list of requests.
+MAX_SUBTASKS = 4
+#: A part needs this many content words to stand as a request of its own.
+MIN_CONTENT_WORDS = 2
+
+
+class FieldQueries(BaseModel):
+    """MFTR field-aligned queries for one sub-task, each written to match one tool field.
+
+    ``intent`` is matched against examples, ``tool_description`` against descriptions,
+    ``expected_output`` against responses and ``extracted_args`` (abstract descriptions such
+    as "city name", never the values themselves) against parameters. Only an LLM planner
+    fills them; the offline planner leaves :attr:`SubTask.fields` as ``None``.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    intent: str = ""
+    tool_description: str = ""
+    expected_output: str = ""
+    extracted_args: list[str] = Field(default_factory=list)
+
+
+class SubTask(BaseModel):
+    """One independent part of a request, with the query variants to retrieve it by."""
+
+    model_config = ConfigDict(frozen=True)
+
+    text: str
+    variants: list[str] = Field(default_factory=list)
+    fields: FieldQueries | None = None
+
+
+class QueryPlan(BaseModel):
+    """The request as the retriever will search for it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    original: str
+    rewritten: str
+    subtasks: list[SubTask]
+    path: StagePath = "offline"
+    #: A more general question behind the request (step-back prompting); LLM planner only.
+    step_back: str | None = None
+
+
+_SENTENCE = re.compile(r"(?<=[.?!])\s+(?=[A-Z\"'(])")
+_BREAKS = re.compile(
+    r"\s*(?:;|,?\s+and\s+then\s+|,?\s+then\s+|,?\s+after\s+that,?\s+|,?\s+afterwards,?\s+|"
+    r",?\s+and\s+also\s+|,?\s+as\s+well\s+as\s+|,?\s+additionally,?\s+|,\s+also,?\s+|"
+    r",?\s+plus\s+|,\s+and\s+|\s+and\s+(?=(?:can|could|would|will|please|what|how|where|when|which|who|"
+    r"why|is|are|do|does|any|tell|show|find|give|get|suggest|recommend|provide|list|check|book|send|"
+    r"convert|calculate|translate|search|look|help|let|i\s+(?:want|need|would)|also)\b))",
+    re.IGNORECASE,
+)
+_LEAD = re.compile(r"^(?:also|additionally|and|then|plus|furthermore|moreover)[,\s]+", re.IGNORECASE)
+
+
+def _content_words(text: str) -> int:
+    return len(tokenize(text))
+
+
+def _pieces(query: str) -> list[str]:
+    parts: list[str] = []
+    for sentence in _SENTENCE.split(query):
+        parts.extend(p for p in _BREAKS.split(sentence) if p and p.strip())
+    return [_LEAD.sub("", p.strip()).strip() for p in parts if p.strip()]
+
+
+def plan_offline(query: str) -> QueryPlan:
+    """Split a request into independent sub-tasks by rule; one variant each (the text itself).
+
+    Parts too short to be a request ("thanks", "in Paris") are merged into their neighbour,
+    and a request that does not split stays one sub-task.
+    """
+    text = " ".join(query.split())
+    merged: list[str] = []
+    for piece in _pieces(text):
+        if merged and (_content_words(piece) < MIN_CONTENT_WORDS or _content_words(merged[-1]) < MIN_CONTENT_WORDS):
+            merged[-1] = f"{merged[-1]} {piece}"
+        else:
+            merged.append(piece)
+    if len(merged) > MAX_SUBTASKS or len(merged) < 2:
+        merged = [text]
+    return QueryPlan(
+        original=query,
+        rewritten=text,
+        subtasks=[SubTask(text=part, variants=[part]) for part in merged],
+        path="offline",
+    )

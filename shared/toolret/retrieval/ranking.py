@@ -1,0 +1,93 @@
+"""Ranking one query against a knowledge-base snapshot: candidates, then MFTR scores.
+
+Candidate generation takes, per field, the BM25 top-N and the dense top-N plus every tool the
+query names exactly; only those candidates are scored (:mod:`toolret.retrieval.scoring`).
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from toolret.config import RetrievalConfig
+from toolret.documents.text import tokenize
+from toolret.index.lexical import analyze
+from toolret.index.snapshot import Snapshot
+from toolret.retrieval.arguments import spot_arguments
+from toolret.retrieval.scoring import CandidateScore, FieldSignals, score_candidates
+
+__all__ = ["named_tools", "rank_query", "top_n"]
+
+_QUERY_WORDS = re.compile(r"[\w.]+", re.UNICODE)
+
+
+def top_n(scores: np.ndarray, mask: np.ndarray, n: int) -> np.ndarray:
+    valid = np.flatnonzero(mask & (scores > 0))
+    if len(valid) <= n:
+        return valid
+    part = np.argpartition(-scores[valid], n - 1)[:n]
+    return valid[part]
+
+
+def named_tools(snap: Snapshot, query: str) -> set[int]:
+    """Tools whose exact name (or its words, for multi-word names) appears in the query.
+
+    A name made only of stopwords (``the``, ``please_help_me``) names nothing: otherwise a tool
+    could earn the name-match boost on every request that contains those words.
+    """
+    if not snap.names:
+        return set()
+    lowered = query.lower()
+    keys: list[str] = [token.strip(".") for token in _QUERY_WORDS.findall(lowered)]
+    words = tokenize(lowered, drop_stopwords=False)
+    for size in range(2, 6):
+        keys.extend(" ".join(words[start : start + size]) for start in range(len(words) - size + 1))
+    keys.append(lowered.strip())
+    hits: set[int] = set()
+    for key in keys:
+        if key in snap.names and tokenize(key):
+            hits.update(snap.names[key])
+    return hits
+
+
+def rank_query(
+    snap: Snapshot,
+    text: str,
+    qvec: np.ndarray,
+    config: RetrievalConfig,
+    field_queries: dict[str, tuple[str, np.ndarray]] | None = None,
+    history: dict[int, float] | None = None,
+) -> tuple[list[CandidateScore], int, int]:
+    """MFTR ranking of one query: (ranked candidates, candidate count, argument count).
+
+    ``field_queries`` maps a field to its own (text, vector) — MFTR's field-aligned
+    sub-queries, e.g. the expected output matched against responses; fields without one
+    use ``text`` and ``qvec``. Argument spotting always reads ``text``.
+    """
+    field_queries = field_queries or {}
+    fields = config.active_fields
+    main_tokens = analyze(text)
+    tokens = {f: analyze(field_queries[f][0]) if f in field_queries else main_tokens for f in fields}
+    vectors = {f: field_queries[f][1] if f in field_queries else qvec for f in fields}
+    n = config.candidates_per_field
+    lex_all = {f: snap.lexical[f].scores(tokens[f]) for f in fields}
+    dense_all = {f: snap.vectors[f] @ vectors[f] for f in fields}
+    named = named_tools(snap, text)
+    pool: set[int] = set(named) | set(history or ())
+    for f in fields:
+        mask = snap.present[f]
+        pool.update(top_n(lex_all[f], mask, n).tolist())
+        pool.update(top_n(dense_all[f] + 1.0, mask, n).tolist())
+    cands = np.array(sorted(pool), dtype=np.int64)
+    args = spot_arguments(text)
+    signals = FieldSignals(
+        candidates=cands,
+        lexical={f: lex_all[f][cands] for f in fields},
+        lexical_bound={f: snap.lexical[f].upper_bound(tokens[f]) for f in fields},
+        dense={f: dense_all[f][cands] for f in fields},
+        present={f: snap.present[f][cands] for f in fields},
+    )
+    query_words = set(tokenize(text, drop_stopwords=False))
+    ranked = score_candidates(signals, snap.docs, config, args=args, query_words=query_words, name_matches=named, history=history)
+    return ranked, len(cands), len(args)

@@ -1,0 +1,157 @@
+"""Multi-field tool retrieval (MFTR) scoring on a candidate set.
+
+S(q, t) = sum_f w_f * S_f(q, t) + b - P(q, t)                     (MFTR, eq. 1)
+          (+ name_match_boost when the query names the tool, + history_weight * h(t),
+           h from :mod:`toolret.retrieval.memory`)
+S_f     = lexical_weight * lex_f + (1 - lexical_weight) * dense_f
+P       = scale * sum_p sigmoid(alpha * (tau - s_p)) * (w_req | w_opt)
+
+Normalisation, so BM25 and cosine combine sensibly:
+* ``lex_f``: the field's BM25 score divided by the best BM25 score any candidate got on
+  that field for this query (so the best lexical match of a field is 1, no match is 0);
+* ``dense_f``: the cosine similarity clipped to [0, 1]. MiniLM cosines are already on a
+  common scale across queries, and dividing by the maximum would turn a field where
+  nothing is relevant into one where something looks perfect.
+Field weights are renormalised over the fields a tool actually has.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from toolret.config import RetrievalConfig
+from toolret.documents.tool_doc import INDEX_FIELDS, ToolDoc
+from toolret.retrieval.arguments import SpottedArgument, param_satisfaction
+
+__all__ = ["FEATURE_NAMES", "CandidateScore", "FieldSignals", "parameter_penalty", "score_candidates"]
+
+
+@dataclass(frozen=True)
+class FieldSignals:
+    """Raw per-field signals for the candidate set, aligned with ``candidates``.
+
+    ``lexical[f]`` are BM25 scores, ``dense[f]`` cosines, ``present[f]`` whether each
+    candidate has any text in field f.
+    """
+
+    candidates: np.ndarray
+    lexical: dict[str, np.ndarray]
+    lexical_bound: dict[str, float]
+    dense: dict[str, np.ndarray]
+    present: dict[str, np.ndarray]
+
+
+@dataclass(frozen=True)
+class CandidateScore:
+    index: int
+    score: float
+    field_scores: dict[str, float]
+    penalty: float
+    features: tuple[float, ...] = ()
+
+
+#: The features a learned scorer weighs (toolret.retrieval.learn); "heuristic" is the MFTR score itself,
+#: so a fitted model starts from, and can only move away from, the hand-set formula.
+FEATURE_NAMES: tuple[str, ...] = (
+    *(f"lex_{f}" for f in INDEX_FIELDS), *(f"dense_{f}" for f in INDEX_FIELDS), *(f"has_{f}" for f in INDEX_FIELDS),
+    "penalty", "name_match", "history", "heuristic",
+)
+
+
+def _sigmoid(x: float) -> float:
+    if x >= 0:
+        return 1.0 / (1.0 + math.exp(-x))
+    z = math.exp(x)
+    return z / (1.0 + z)
+
+
+def parameter_penalty(
+    doc: ToolDoc, args: list[SpottedArgument], query_words: set[str], config: RetrievalConfig
+) -> float:
+    """P(q, t): how much of what the tool needs the query cannot supply (MFTR, eq. 3).
+
+    Zero when the query carries no argument values: a bare intent ("convert currency")
+    says nothing about which tool's parameters it could fill.
+    """
+    pen = config.penalty
+    if not pen.enabled or not args or not doc.parameters:
+        return 0.0
+    total = 0.0
+    for param in doc.parameters:
+        s_p = param_satisfaction(param, args, query_words)
+        gate = _sigmoid(pen.alpha * (pen.tau - s_p))
+        total += gate * (pen.w_required if param.required else pen.w_optional)
+    return pen.scale * total
+
+
+def score_candidates(
+    signals: FieldSignals,
+    docs: Sequence[ToolDoc],
+    config: RetrievalConfig,
+    *,
+    args: list[SpottedArgument],
+    query_words: set[str],
+    name_matches: set[int],
+    history: dict[int, float] | None = None,
+) -> list[CandidateScore]:
+    """MFTR scores of every candidate, best first (ties broken by knowledge-base order)."""
+    weights = config.field_weights.as_dict()
+    beta = config.lexical_weight
+    n = len(signals.candidates)
+    combined = np.zeros(n, dtype=np.float64)
+    weight_sum = np.zeros(n, dtype=np.float64)
+    per_field: dict[str, np.ndarray] = {}
+    zeros = np.zeros(n, dtype=np.float64)
+    lex_cols: list[np.ndarray] = []
+    dense_cols: list[np.ndarray] = []
+    present_cols: list[np.ndarray] = []
+    for field in INDEX_FIELDS:
+        if field not in signals.present:  # switched off (RetrievalConfig.fields): no signal, no weight
+            lex_cols.append(zeros)
+            dense_cols.append(zeros)
+            present_cols.append(zeros)
+            continue
+        w = weights[field]
+        present = signals.present[field]
+        lex = signals.lexical[field].astype(np.float64)
+        if config.lexical_normalization == "bound":
+            top = signals.lexical_bound.get(field, 0.0)
+        else:
+            top = float(lex.max()) if n else 0.0
+        lex_norm = np.clip(lex / top, 0.0, 1.0) if top > 0 else np.zeros(n)
+        dense = np.clip(signals.dense[field].astype(np.float64), 0.0, 1.0)
+        s_f = np.where(present, beta * lex_norm + (1.0 - beta) * dense, 0.0)
+        lex_cols.append(np.where(present, lex_norm, 0.0))
+        dense_cols.append(np.where(present, dense, 0.0))
+        present_cols.append(present.astype(np.float64))
+        per_field[field] = s_f
+        combined += w * s_f
+        weight_sum += np.where(present, w, 0.0)
+    weight_sum[weight_sum == 0] = 1.0
+    base = combined / weight_sum + config.bias
+
+    learned = np.asarray(config.learned.coef, dtype=np.float64) if config.learned is not None else None
+    pen_scale = config.penalty.scale if config.penalty.scale > 0 else 1.0
+    results: list[CandidateScore] = []
+    for row, index in enumerate(signals.candidates.tolist()):
+        doc = docs[index]
+        penalty = parameter_penalty(doc, args, query_words, config)
+        named = index in name_matches
+        h = history.get(index, 0.0) if history else 0.0
+        heuristic = float(base[row]) + (config.name_match_boost if named else 0.0) + config.history_weight * h - penalty
+        fields = {f: round(float(s_f[row]), 6) for f, s_f in per_field.items() if signals.present[f][row]}
+        if h:
+            fields["history"] = h
+        features = (
+            *(float(c[row]) for c in lex_cols), *(float(c[row]) for c in dense_cols),
+            *(float(c[row]) for c in present_cols),
+            penalty / pen_scale, float(named), h, heuristic,
+        )
+        score = heuristic if learned is None else float(np.dot(learned, features))
+        results.append(CandidateScore(index, score, fields, round(penalty, 6), features))
+    results.sort(key=lambda c: (-c.score, c.index))
+    return results

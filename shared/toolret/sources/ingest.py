@@ -1,0 +1,339 @@
+"""Ingestion: every kind of tool definition turned into a :class:`~toolret.documents.tool_doc.ToolDoc`.
+
+A registry mixes OpenAI tool dicts, bare JSON-schema specs, Python callables and benchmark
+records; retrieval needs them all in the same MFTR fields. Ingestion copies what the source
+says and invents nothing (a tool without a response description gets an empty ``response``).
+Malformed input raises :class:`~toolret.errors.InvalidToolError` naming the tool and the
+field path, so one bad entry among thousands is easy to find.
+
+Example:
+    >>> doc = from_openai({"type": "function", "function": {
+    ...     "name": "get_weather", "description": "Current weather for a city.",
+    ...     "parameters": {"type": "object", "required": ["location"],
+    ...                    "properties": {"location": {"type": "string",
+    ...                                                "description": "City name"}}}}})
+    >>> doc.field_text("parameters")
+    'location (string, required): City name'
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from toolret.documents.guards import (
+    MAX_SCHEMA_NESTING,
+    check_shape,
+    checked_doc,
+    plain_json,
+    safe_label,
+)
+from toolret.documents.tool_doc import ToolDoc, ToolParam
+from toolret.errors import DatasetError, InvalidToolError
+from toolret.sources.callables import from_callable, from_module
+
+__all__ = [
+    "MAX_SCHEMA_NESTING",
+    "from_callable",
+    "from_module",
+    "from_openai",
+    "from_record",
+    "load_jsonl",
+    "params_from_schema",
+    "to_tool_doc",
+]
+
+logger = logging.getLogger("toolret")
+
+_UNNAMED = "<unnamed>"
+_EXTRA_KEYS = ("response", "returns", "examples")
+#: Packages whose tool objects need an adapter rather than generic ingestion.
+_FRAMEWORKS = {"langchain": "langchain_toolret", "llama_index": "llamaindex_toolret", "mcp": "toolret.sources.mcp.from_mcp_tool"}
+
+
+# ================================================================== JSON schema -> params
+def params_from_schema(schema: Any, *, tool: str, field: str = "parameters") -> list[ToolParam]:
+    """The top-level arguments of a JSON-schema ``object`` (``None`` means no parameters).
+
+    Types: the schema ``type`` (a list joined with ``|``), ``anyOf``/``oneOf`` alternatives
+    joined with ``|``, and ``"any"`` for ``$ref`` or no type (references are not resolved).
+
+    >>> schema = {"properties": {"q": {"type": ["string", "null"]}}}
+    >>> [p.text() for p in params_from_schema(schema, tool="search")]
+    ['q (string|null, optional)']
+    """
+    if schema is None:
+        return []
+    if not isinstance(schema, dict):
+        raise InvalidToolError(tool, field or "schema", f"expected a JSON-schema object, got {type(schema).__name__}")
+    schema = plain_json(schema, tool=tool, field=field)
+    props = schema.get("properties")
+    props = {} if props is None else props
+    if not isinstance(props, dict):
+        raise InvalidToolError(tool, _join(field, "properties"), f"expected an object, got {type(props).__name__}")
+    required = _string_list(schema.get("required"), tool, _join(field, "required"))
+    params: list[ToolParam] = []
+    for name, prop in props.items():
+        if not isinstance(name, str) or not name.strip():
+            raise InvalidToolError(tool, _join(field, "properties"), f"property name {name!r} is empty or not a string")
+        path = _join(field, f"properties.{name}")
+        if not isinstance(prop, dict):
+            raise InvalidToolError(tool, path, f"expected a JSON-schema object, got {type(prop).__name__}")
+        enum_values = prop.get("enum")
+        if enum_values is not None and not isinstance(enum_values, list):
+            raise InvalidToolError(tool, f"{path}.enum", f"expected a list, got {type(enum_values).__name__}")
+        try:
+            params.append(ToolParam(
+                name=name,
+                type=_schema_type(prop, tool, path),
+                required=name in required or prop.get("required") is True,
+                description=_text(prop.get("description"), tool, f"{path}.description"),
+                enum=enum_values,
+                default=prop.get("default"),
+            ))
+        except ValidationError as exc:
+            raise InvalidToolError(tool, path, str(exc.errors()[0].get("msg", exc))) from None
+    return params
+
+
+def _schema_type(schema: dict[str, Any], tool: str, path: str) -> str:
+    if "$ref" in schema:
+        return "any"
+    kind = schema.get("type")
+    if isinstance(kind, str) and kind.strip():
+        return kind.strip()
+    if isinstance(kind, list) and kind and all(isinstance(k, str) and k.strip() for k in kind):
+        return "|".join(dict.fromkeys(k.strip() for k in kind))
+    if kind is not None:
+        raise InvalidToolError(tool, f"{path}.type", f"expected a type name or a list of them, got {kind!r:.80}")
+    for key in ("anyOf", "oneOf", "allOf"):
+        alternatives = schema.get(key)
+        if alternatives is None:
+            continue
+        if not isinstance(alternatives, list):
+            raise InvalidToolError(tool, f"{path}.{key}", f"expected a list, got {type(alternatives).__name__}")
+        names: list[str] = []
+        for i, alt in enumerate(alternatives):
+            if not isinstance(alt, dict):
+                raise InvalidToolError(tool, f"{path}.{key}[{i}]", "expected a JSON-schema object")
+            names.extend(_schema_type(alt, tool, f"{path}.{key}[{i}]").split("|"))
+        if key == "allOf" and len(alternatives) != 1:
+            return "any"  # an intersection has no single type name
+        unique = list(dict.fromkeys(names))
+        return "any" if not unique or "any" in unique else "|".join(unique)
+    return "any"
+
+
+def _join(field: str, rest: str) -> str:
+    return f"{field}.{rest}" if field else rest
+
+
+# ================================================================== field checks
+def _text(value: Any, tool: str, field: str) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise InvalidToolError(tool, field, f"expected a string, got {type(value).__name__}")
+    return value
+
+
+def _name(value: Any, tool: str, field: str) -> str:
+    tool = safe_label(tool)
+    if value is None:
+        raise InvalidToolError(tool, field, "missing; every tool needs a name")
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidToolError(tool, field, f"expected a non-empty string, got {value!r:.80}")
+    return value.strip()
+
+
+def _string_list(value: Any, tool: str, field: str) -> list[str]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise InvalidToolError(tool, field, f"expected a list of strings, got {type(value).__name__}")
+    for i, item in enumerate(value):
+        if not isinstance(item, str):
+            raise InvalidToolError(tool, f"{field}[{i}]", f"expected a string, got {type(item).__name__}")
+    return value
+
+
+def _response(value: Any, tool: str, field: str) -> str:
+    if value is None or isinstance(value, str):
+        return value or ""
+    if isinstance(value, (dict, list)):
+        try:
+            return json.dumps(value, ensure_ascii=False)
+        except (TypeError, ValueError, RecursionError) as exc:
+            raise InvalidToolError(tool, field, f"not JSON-serializable: {exc}") from None
+    raise InvalidToolError(tool, field, f"expected a string or an object, got {type(value).__name__}")
+
+
+def _label(spec: dict[str, Any], *keys: str) -> str:
+    for key in keys:
+        value = spec.get(key)
+        if isinstance(value, str) and value.strip():
+            return safe_label(value.strip())
+    return _UNNAMED
+
+
+# ================================================================== dict sources
+def from_openai(spec: dict[str, Any]) -> ToolDoc:
+    """A tool from an OpenAI tool dict, a bare function dict, or a bare JSON-schema spec.
+
+    Accepted shapes: ``{"type": "function", "function": {name, description, parameters}}``,
+    ``{name, description, parameters}`` and ``{"title": name, "type": "object",
+    "properties": ...}``. Optional ``response``/``returns`` (string or object) and
+    ``examples`` (list of strings) are read too. The parameters schema is kept verbatim in
+    ``input_schema``; error fields are paths in the given dict (``function.parameters...``).
+    """
+    if not isinstance(spec, dict):
+        raise InvalidToolError(_UNNAMED, "tool", f"expected a dict, got {type(spec).__name__}")
+    kind = spec.get("type")
+    if "function" in spec:
+        fn = spec["function"]
+        label = _label(fn, "name") if isinstance(fn, dict) else _UNNAMED
+        if kind not in (None, "function"):
+            raise InvalidToolError(label, "type", f"unsupported tool type {kind!r}; only 'function' tools")
+        if not isinstance(fn, dict):
+            raise InvalidToolError(label, "function", f"expected an object, got {type(fn).__name__}")
+        outer = {k: spec[k] for k in _EXTRA_KEYS if k in spec and k not in fn}
+        name = _name(fn.get("name"), label, "function.name")
+        return _build(name, fn, fn.get("parameters"), prefix="function.", schema_field="function.parameters",
+                      outer=outer)
+    if kind == "object" or ("properties" in spec and "parameters" not in spec):
+        label = _label(spec, "title", "name")
+        name = _name(spec.get("title", spec.get("name")), label, "title")
+        schema = {k: v for k, v in spec.items() if k not in ("title", "name", "description", *_EXTRA_KEYS)}
+        return _build(name, spec, schema, prefix="", schema_field="")
+    if kind not in (None, "function"):
+        raise InvalidToolError(_label(spec, "name"), "type", f"unsupported tool type {kind!r}; only 'function' tools")
+    name = _name(spec.get("name"), _label(spec, "name"), "name")
+    return _build(name, spec, spec.get("parameters"), prefix="", schema_field="parameters")
+
+
+def from_record(record: dict[str, Any]) -> ToolDoc:
+    """A tool from a benchmark ``tools.jsonl`` record (see ``benchmarks/FORMAT.md``).
+
+    ``id`` becomes the ToolDoc id; ``category`` and ``source`` (when not null) go into
+    ``metadata``.
+    """
+    if not isinstance(record, dict):
+        raise InvalidToolError(_UNNAMED, "record", f"expected a dict, got {type(record).__name__}")
+    doc_id = _name(record.get("id"), _label(record, "name", "id"), "id")
+    name = _name(record.get("name"), doc_id, "name")
+    metadata = {key: record[key] for key in ("category", "source") if record.get(key) is not None}
+    for key, value in metadata.items():
+        metadata[key] = plain_json(value, tool=name, field=key)
+    return _build(name, record, record.get("parameters"), prefix="", schema_field="parameters",
+                  doc_id=doc_id, metadata=metadata)
+
+
+def _build(
+    name: str,
+    spec: dict[str, Any],
+    schema: Any,
+    *,
+    prefix: str,
+    schema_field: str,
+    outer: dict[str, Any] | None = None,
+    doc_id: str = "",
+    metadata: dict[str, Any] | None = None,
+) -> ToolDoc:
+    """The shared tail of every dict source: check each field, then make the ToolDoc.
+
+    ``outer`` holds ``response``/``examples`` found beside (not inside) an OpenAI ``function``.
+    """
+    def pick(key: str) -> tuple[Any, str]:
+        if key in spec:
+            return spec[key], f"{prefix}{key}"
+        return (outer or {}).get(key), key
+
+    label = safe_label(name)
+    response, response_field = pick("response")
+    if response is None:
+        response, response_field = pick("returns")
+    examples, examples_field = pick("examples")
+    params = params_from_schema(schema, tool=label, field=schema_field)
+    if isinstance(response, (dict, list)):
+        check_shape(response, tool=label, field=response_field)
+    return checked_doc(ToolDoc(
+        id=doc_id,
+        name=name,
+        description=_text(spec.get("description"), label, f"{prefix}description"),
+        parameters=params,
+        response=_response(response, label, response_field),
+        examples=_string_list(examples, label, examples_field),
+        input_schema=None if schema is None else plain_json(schema, tool=label, field=schema_field or "schema"),
+        metadata=metadata or {},
+    ))
+
+
+# ================================================================== files and dispatch
+def load_jsonl(path: str | Path) -> list[ToolDoc]:
+    """Every tool of a JSON-lines file (benchmark records, OpenAI tool dicts or bare functions).
+
+    An unreadable line raises InvalidToolError with tool ``"<path>:<line>"``; a bad tool keeps
+    its name as ``tool`` and gets the file and line in the message. Blank lines are skipped;
+    a repeated id is an error. A missing file raises :class:`~toolret.errors.DatasetError`.
+    """
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise DatasetError(f"cannot read tool file {path}: {exc}") from exc
+    docs: list[ToolDoc] = []
+    first_line: dict[str, int] = {}
+    for lineno, line_bytes in enumerate(raw.splitlines(), start=1):
+        label = f"{path}:{lineno}"
+        try:
+            line = line_bytes.decode("utf-8").lstrip("\ufeff")
+        except UnicodeDecodeError as exc:
+            raise InvalidToolError(label, "line", f"not UTF-8: {exc}") from None
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except (ValueError, RecursionError) as exc:
+            raise InvalidToolError(label, "line", f"invalid JSON: {exc}") from None
+        if not isinstance(obj, dict):
+            raise InvalidToolError(label, "line", f"expected a JSON object, got {type(obj).__name__}")
+        try:
+            doc = to_tool_doc(obj)
+        except InvalidToolError as exc:
+            tool = exc.tool if exc.tool != _UNNAMED else label
+            raise InvalidToolError(tool, exc.field, f"{exc.problem} ({path}, line {lineno})") from None
+        if doc.id in first_line:
+            raise InvalidToolError(doc.id, "id", f"duplicate id ({path}, lines {first_line[doc.id]} and {lineno})")
+        first_line[doc.id] = lineno
+        docs.append(doc)
+    return docs
+
+
+def to_tool_doc(obj: Any) -> ToolDoc:
+    """Whatever a user hands to the knowledge base, as a ToolDoc.
+
+    ToolDoc → itself; dict → :func:`from_record` when it has ``id`` and ``source`` or
+    ``category``, else :func:`from_openai`; callable → :func:`from_callable`. LangChain,
+    LlamaIndex and MCP tool objects are refused with a pointer to their adapter.
+    """
+    if isinstance(obj, ToolDoc):
+        return checked_doc(obj)
+    if isinstance(obj, dict):
+        if "id" in obj and ("source" in obj or "category" in obj):
+            return from_record(obj)
+        return from_openai(obj)
+    package = (getattr(type(obj), "__module__", "") or "").split(".", 1)[0]
+    label = getattr(obj, "name", None) or getattr(obj, "__name__", None)
+    label = label if isinstance(label, str) and label.strip() else _UNNAMED
+    for framework, adapter in _FRAMEWORKS.items():
+        if (package == framework or package.startswith(framework + "_")) and not package.endswith("toolret"):
+            raise InvalidToolError(label, "tool", f"{type(obj).__name__} objects are converted by {adapter}, "
+                                                  "not by generic ingestion")
+    if callable(obj):
+        return from_callable(obj)
+    raise InvalidToolError(label, "tool", f"cannot ingest a {type(obj).__name__}; pass a ToolDoc, a dict "
+                                          "(OpenAI tool or benchmark record) or a callable")

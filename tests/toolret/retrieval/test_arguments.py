@@ -1,0 +1,44 @@
+"""Offline argument spotting and parameter satisfaction."""
+
+from __future__ import annotations
+
+from toolret import ToolParam
+from toolret.retrieval.arguments import param_satisfaction, spot_arguments
+
+
+def kinds(query: str) -> list[str]:
+    return [a.kind for a in spot_arguments(query)]
+
+
+def test_spots_each_kind_of_value():
+    assert kinds("write to bob@example.com") == ["email"]
+    assert kinds("open https://example.com/a?b=1") == ["url"]
+    assert "date" in kinds("book it for March 3rd, 2024")
+    assert "date" in kinds("remind me on 2024-05-01")
+    assert kinds('search for "deep learning"') == ["quoted"]
+    assert kinds("load data.csv please") == ["file"]
+    assert kinds("add 3.5 and 40") == ["number", "number"]
+    assert "proper_noun" in kinds("what is the weather in New York")
+
+
+def test_plain_request_carries_no_arguments():
+    assert kinds("Can I find academic research papers on this topic?") == []
+    assert kinds("What can you do?") == []
+
+
+def test_value_of_matching_kind_satisfies_parameter():
+    number = spot_arguments("area with base 10")
+    assert param_satisfaction(ToolParam(name="base", type="integer"), number, {"base", "10"}) == 1.0
+    assert param_satisfaction(ToolParam(name="email", type="string"), number, {"10"}) < 0.5
+
+
+def test_enum_value_in_query_satisfies_parameter():
+    args = spot_arguments("temperature in Paris in fahrenheit")
+    param = ToolParam(name="unit", type="string", enum=["celsius", "fahrenheit"])
+    assert param_satisfaction(param, args, {"temperature", "paris", "fahrenheit"}) == 1.0
+
+
+def test_boolean_and_untyped_parameters_never_count_as_missing():
+    args = spot_arguments("resize photo.png to 200")
+    assert param_satisfaction(ToolParam(name="keep_ratio", type="boolean"), args, set()) == 1.0
+    assert param_satisfaction(ToolParam(name="options", type="any"), args, set()) == 1.0

@@ -1,0 +1,63 @@
+"""Chat history in the shapes callers keep it, and clear errors for anything else."""
+
+from __future__ import annotations
+
+import pytest
+
+from toolret.errors import QueryError
+from toolret.llm import ChatMessage
+from toolret.retrieval.conversation import MAX_TURNS, as_chat_history
+
+
+def test_every_supported_shape_becomes_chat_messages():
+    from langchain_core.messages import (
+        AIMessage,
+        HumanMessage,
+        SystemMessage,
+        ToolMessage,
+    )
+    from llama_index.core.llms import ChatMessage as LIMessage
+
+    turns = [
+        ChatMessage(role="system", content="be brief"),
+        ("user", "find flights to Oslo"),
+        {"role": "assistant", "content": "Which date?"},
+        HumanMessage("next Friday"),
+        AIMessage("", tool_calls=[{"name": "search_flights", "args": {}, "id": "c1"}]),
+        ToolMessage("3 flights", tool_call_id="c1"),
+        AIMessage([{"type": "text", "text": "Found 3 flights."}]),
+        SystemMessage("ignored? no, kept"),
+        LIMessage(role="user", content="and hotels there"),
+    ]
+    out = as_chat_history(turns)
+    assert [(m.role, m.content) for m in out] == [
+        ("system", "be brief"), ("user", "find flights to Oslo"), ("assistant", "Which date?"),
+        ("user", "next Friday"), ("assistant", "Found 3 flights."), ("system", "ignored? no, kept"),
+        ("user", "and hotels there"),
+    ]
+
+
+def test_long_histories_keep_the_latest_turns():
+    out = as_chat_history([("user", f"turn {i}") for i in range(MAX_TURNS + 10)])
+    assert len(out) == MAX_TURNS and out[-1].content == f"turn {MAX_TURNS + 9}"
+
+
+@pytest.mark.parametrize(("turns", "message"), [
+    ("just a string", "single str"),
+    ([("wizard", "hi")], "history[0]: unknown role 'wizard'"),
+    ([{"role": "user"}], "history[0]: a mapping needs"),
+    ([("user", "ok"), 42], "history[1]: expected a ChatMessage"),
+    ([("user", {"x": 1})], "history[0]: content must be text"),
+])
+def test_bad_history_names_the_turn(turns, message):
+    with pytest.raises(QueryError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        as_chat_history(turns)
+
+
+def test_search_rejects_bad_history_before_searching(embedder):
+    from toolret import ToolDoc, ToolKnowledgeBase
+
+    kb = ToolKnowledgeBase(embedder=embedder)
+    kb.add([ToolDoc(name="get_weather", description="Weather for a city.")])
+    with pytest.raises(QueryError, match="history"):
+        kb.search("weather", history=[("robot", "beep")])

@@ -1,0 +1,65 @@
+"""The one pipeline driver: the stage order, and the same result however a search is driven."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from toolret import ToolDoc, ToolKnowledgeBase
+from toolret.retrieval.driver import STAGES, drive, next_stage
+
+TOOLS = [
+    ToolDoc(name="get_weather", description="Current weather and forecast for a city."),
+    ToolDoc(name="convert_currency", description="Convert an amount of money between currencies."),
+    ToolDoc(name="find_restaurants", description="Find restaurants near a place."),
+    ToolDoc(name="send_email", description="Send an e-mail message to a recipient."),
+    ToolDoc(name="book_table", description="Reserve a table at a restaurant for a party at a time."),
+]
+MULTI = "what's the weather in Oslo tomorrow, then book a table for two and e-mail Ana the details"
+
+
+@pytest.fixture(scope="module")
+def kb(embedder):
+    base = ToolKnowledgeBase(embedder=embedder)
+    base.add(TOOLS)
+    yield base
+    base.close()
+
+
+def _stages_run(state) -> list[str]:
+    order = []
+    stage = next_stage(None, state)
+    while stage is not None:
+        order.append(stage)
+        STAGES[stage](state)
+        stage = next_stage(stage, state)
+    return order
+
+
+def test_a_plain_search_runs_every_stage_once_in_order(kb):
+    state = kb.begin_search("weather in Paris", k=2, config="fast")
+    assert _stages_run(state) == ["plan", "retrieve", "fuse", "rerank", "reflect"]
+
+
+def test_reflection_requeries_go_back_to_reflect_and_stay_bounded(kb):
+    config = kb.config.preset("balanced").model_copy(update={"reflect_rounds": 3, "coverage_threshold": 0.99})
+    state = kb.begin_search(MULTI, k=3, config=config)
+    order = _stages_run(state)
+    assert order[:5] == ["plan", "retrieve", "fuse", "rerank", "reflect"]
+    # every re-query (a retrieve after reflect) is judged again, never fused and reranked again
+    tail = order[5:]
+    assert tail == ["retrieve", "reflect"] * (len(tail) // 2)
+    # one reflect per round, plus the last one that finds the rounds spent (or nothing uncovered)
+    assert 1 <= state.reflect_round <= 3
+    assert order.count("reflect") in (state.reflect_round, state.reflect_round + 1)
+
+
+@pytest.mark.parametrize("preset", ["fast", "balanced"])
+def test_drive_search_and_asearch_agree(kb, preset):
+    direct = kb.search(MULTI, k=3, config=preset)
+    driven = drive(kb.begin_search(MULTI, k=3, config=preset))
+    awaited = asyncio.run(kb.asearch(MULTI, k=3, config=preset))
+    assert [(t.id, t.score) for t in driven.tools] == [(t.id, t.score) for t in direct.tools]
+    assert [(t.id, t.score) for t in awaited.tools] == [(t.id, t.score) for t in direct.tools]
+    assert [s.stage for s in driven.trace] == [s.stage for s in direct.trace]

@@ -1,0 +1,45 @@
+"""Offline query planning: multi-part requests split into sub-tasks, single requests stay whole."""
+
+from __future__ import annotations
+
+from toolret.retrieval.planning import MAX_SUBTASKS, plan_offline
+
+
+def texts(query: str) -> list[str]:
+    return [s.text for s in plan_offline(query).subtasks]
+
+
+def test_sentences_and_sequencers_split_requests():
+    assert texts("Show me the weather forecast for tomorrow and also convert it into a PDF file.") == [
+        "Show me the weather forecast for tomorrow",
+        "convert it into a PDF file.",
+    ]
+    assert texts("What is the current temperature in my city? I also want to know recent news about the weather.") == [
+        "What is the current temperature in my city?",
+        "I also want to know recent news about the weather.",
+    ]
+    assert len(texts("Book a flight to Rome, then find a hotel near the Colosseum; after that rent a car")) == 3
+
+
+def test_conjunction_inside_one_request_does_not_split():
+    assert texts("Find the area of a triangle with a base of 10 units and height of 5 units.") == [
+        "Find the area of a triangle with a base of 10 units and height of 5 units."
+    ]
+    assert texts("Recommend courses on accounting principles and investment strategies") == [
+        "Recommend courses on accounting principles and investment strategies"
+    ]
+
+
+def test_fragments_too_short_to_be_requests_are_merged():
+    assert texts("Convert 100 dollars to euros. Thanks!") == ["Convert 100 dollars to euros. Thanks!"]
+
+
+def test_long_lists_are_not_treated_as_many_requests():
+    query = "Check A; check B; check C; check D; check E; check F"
+    assert len(texts(query)) <= MAX_SUBTASKS
+
+
+def test_each_subtask_has_itself_as_its_variant():
+    plan = plan_offline("Get the stock price of Apple and any recent news about the company")
+    assert [s.variants for s in plan.subtasks] == [[s.text] for s in plan.subtasks]
+    assert plan.path == "offline" and plan.original.startswith("Get the stock")

@@ -1,0 +1,106 @@
+"""MFTR scoring: field weights, renormalisation over present fields, the parameter penalty."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from toolret import (
+    PenaltyConfig,
+    RetrievalConfig,
+    ToolDoc,
+    ToolKnowledgeBase,
+    ToolParam,
+)
+from toolret.retrieval.arguments import spot_arguments
+from toolret.retrieval.scoring import FieldSignals, parameter_penalty, score_candidates
+
+
+def _signals(n: int, **fields):
+    names = ("description", "parameters", "response", "examples")
+    lex = {f: np.asarray(fields.get(f"lex_{f}", [0.0] * n), dtype=np.float32) for f in names}
+    dense = {f: np.asarray(fields.get(f"dense_{f}", [0.0] * n), dtype=np.float32) for f in names}
+    present = {f: np.asarray(fields.get(f"has_{f}", [True] * n)) for f in names}
+    bound = {f: fields.get(f"bound_{f}", 0.0) for f in names}
+    return FieldSignals(candidates=np.arange(n), lexical=lex, lexical_bound=bound, dense=dense, present=present)
+
+
+def test_score_is_weighted_sum_of_hybrid_field_scores():
+    cfg = RetrievalConfig.preset("fast").model_copy(
+        update={"lexical_weight": 0.5, "lexical_normalization": "max", "penalty": PenaltyConfig(enabled=False)}
+    )
+    docs = [ToolDoc(name="a", description="x"), ToolDoc(name="b", description="y")]
+    sig = _signals(
+        2,
+        lex_description=[2.0, 1.0], dense_description=[0.8, 0.4],
+        lex_parameters=[0.0, 0.0], dense_parameters=[0.2, 0.6],
+        has_response=[False, False], has_examples=[False, False],
+    )
+    ranked = score_candidates(sig, docs, cfg, args=[], query_words=set(), name_matches=set())
+    # a: desc 0.5*1 + 0.5*0.8 = 0.9, params 0.5*0 + 0.5*0.2 = 0.1 -> (0.35*0.9 + 0.25*0.1) / 0.6
+    expected_a = (0.35 * 0.9 + 0.25 * 0.1) / 0.6
+    # b: desc 0.5*0.5 + 0.5*0.4 = 0.45, params 0.3 -> (0.35*0.45 + 0.25*0.3) / 0.6
+    expected_b = (0.35 * 0.45 + 0.25 * 0.3) / 0.6
+    by_index = {c.index: c for c in ranked}
+    assert abs(by_index[0].score - expected_a) < 1e-6
+    assert abs(by_index[1].score - expected_b) < 1e-6
+    assert set(by_index[0].field_scores) == {"description", "parameters"}
+
+
+def test_bound_normalization_divides_by_the_achievable_lexical_score():
+    cfg = RetrievalConfig.preset("fast").model_copy(update={"lexical_weight": 1.0, "penalty": PenaltyConfig(enabled=False)})
+    docs = [ToolDoc(name="a", description="x"), ToolDoc(name="b", description="y")]
+    sig = _signals(
+        2, lex_description=[2.0, 1.0], bound_description=4.0,
+        has_parameters=[False, False], has_response=[False, False], has_examples=[False, False],
+    )
+    ranked = score_candidates(sig, docs, cfg, args=[], query_words=set(), name_matches=set())
+    assert [round(c.score, 6) for c in ranked] == [0.5, 0.25]  # not 1.0 / 0.5 as max-scaling would give
+
+
+def test_missing_fields_do_not_drag_a_tool_down():
+    cfg = RetrievalConfig.preset("fast").model_copy(update={"penalty": PenaltyConfig(enabled=False)})
+    docs = [ToolDoc(name="sparse", description="x"), ToolDoc(name="rich", description="y")]
+    sig = _signals(
+        2,
+        dense_description=[0.7, 0.7], has_parameters=[False, True], dense_parameters=[0.0, 0.0],
+        has_response=[False, False], has_examples=[False, False],
+    )
+    ranked = score_candidates(sig, docs, cfg, args=[], query_words=set(), name_matches=set())
+    assert ranked[0].index == 0 and ranked[0].score > ranked[1].score
+
+
+def test_penalty_is_zero_when_query_carries_no_arguments():
+    doc = ToolDoc(name="t", parameters=[ToolParam(name="n", type="integer", required=True)])
+    cfg = RetrievalConfig.preset("fast")
+    assert parameter_penalty(doc, spot_arguments("compute a factorial"), {"compute", "factorial"}, cfg) == 0.0
+
+
+def test_required_parameter_the_query_cannot_fill_is_penalized():
+    cfg = RetrievalConfig.preset("fast")
+    query = "factorial of 7"
+    args = spot_arguments(query)
+    needs_number = ToolDoc(name="a", parameters=[ToolParam(name="n", type="integer", required=True)])
+    needs_email = ToolDoc(name="b", parameters=[ToolParam(name="email", type="string", required=True)])
+    optional_email = ToolDoc(name="c", parameters=[ToolParam(name="email", type="string", required=False)])
+    p_num = parameter_penalty(needs_number, args, {"factorial", "7"}, cfg)
+    p_mail = parameter_penalty(needs_email, args, {"factorial", "7"}, cfg)
+    p_opt = parameter_penalty(optional_email, args, {"factorial", "7"}, cfg)
+    assert p_num < 0.001 * cfg.penalty.scale
+    assert p_mail > 0.9 * cfg.penalty.scale
+    assert p_num < p_opt < p_mail
+
+
+def test_tool_with_unfillable_required_param_ranks_below_an_otherwise_equal_tool(embedder):
+    description = "Look up the record for a customer."
+    kb = ToolKnowledgeBase(embedder=embedder)
+    kb.add([
+        ToolDoc(id="by_id", name="lookup_record", description=description,
+                parameters=[ToolParam(name="record_id", type="integer", required=True, description="Record number")]),
+        ToolDoc(id="by_email", name="lookup_record", description=description,
+                parameters=[ToolParam(name="email", type="string", required=True, description="Record number")]),
+    ])
+    result = kb.search("look up the customer record 4412", k=2)
+    assert result.ids == ["by_id", "by_email"]
+    assert result.tools[1].penalty > result.tools[0].penalty
+    result = kb.search("look up the customer record for jane@corp.com", k=2)
+    assert result.ids == ["by_email", "by_id"]
