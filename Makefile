@@ -9,7 +9,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: demo test test-fast fuzz bench bench-scale install clean
+.PHONY: demo test test-fast lint fuzz bench bench-scale install clean
 
 install: $(STAMP)
 
@@ -23,7 +23,14 @@ $(STAMP): pyproject.toml constraints.txt
 demo: $(STAMP)
 	$(PY) examples/stdlib_demo.py
 
-test: $(STAMP)
+# Lint first (ruff check, ruff format --check, mypy; settings in pyproject.toml), then every test.
+LINT_PATHS := shared langchain_toolret llamaindex_toolret tests examples
+lint: $(STAMP)
+	$(PY) -m ruff check $(LINT_PATHS)
+	$(PY) -m ruff format --check $(LINT_PATHS)
+	$(PY) -m mypy
+
+test: $(STAMP) lint
 	$(PY) -m pytest -q -p no:cacheprovider
 
 test-fast: $(STAMP)

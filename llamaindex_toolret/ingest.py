@@ -128,7 +128,7 @@ def _schema_model(doc: ToolDoc) -> type[BaseModel]:
     for index, param in enumerate(doc.parameters):
         prop = props.get(param.name) if isinstance(props.get(param.name), dict) else {}
         annotation = _field_type(prop) if prop else _JSON_TO_PY.get(param.type, Any)
-        extra = {"enum": param.enum} if param.enum else None
+        extra: dict[str, Any] | None = {"enum": param.enum} if param.enum else None
         default = ... if param.required else param.default
         # The model-facing name is the alias; the attribute must be a legal, unshadowed identifier.
         attr = param.name if _plain_identifier(param.name) else f"param_{index}"

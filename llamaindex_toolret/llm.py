@@ -67,7 +67,7 @@ class LlamaIndexLLM:
 
     def _failure(self, exc: BaseException) -> Exception:
         if isinstance(exc, (LLMError, TimeoutError, asyncio.TimeoutError)):
-            return exc  # type: ignore[return-value]
+            return exc
         if isinstance(exc, ValidationError):
             return MalformedOutputError(str(exc.errors(include_url=False)[:3]))
         # LlamaIndex's programs report unparsable or missing output as ValueError/TypeError

@@ -144,7 +144,7 @@ class ToolDoc(BaseModel):
             raise _as_invalid_tool(data, exc) from None
 
     @classmethod
-    def model_validate(cls, obj: Any, *args: Any, **kwargs: Any) -> ToolDoc:  # type: ignore[override]
+    def model_validate(cls, obj: Any, *args: Any, **kwargs: Any) -> ToolDoc:
         if isinstance(obj, dict):
             return cls(**obj)
         return super().model_validate(obj, *args, **kwargs)
@@ -237,7 +237,7 @@ class ToolDoc(BaseModel):
         """A compact multi-field card, for people and for rerankers."""
         parts = [f"{self.name}: {self.description}".strip()]
         for field in ("parameters", "response", "examples"):
-            text = self.field_text(field)  # type: ignore[arg-type]
+            text = self.field_text(field)
             if text:
                 parts.append(f"[{field}]\n{text}")
         return "\n".join(parts)

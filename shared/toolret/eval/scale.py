@@ -246,7 +246,7 @@ class ComposedEmbedder:
                 # A field neither parent has (rare) is blended from their descriptions.
                 source = f if any(p.field_text(f) for p in (a, b)) else "description"
                 parts = [(p.field_text(source), _weight(p.field_text(source))) for p in (a, b) if p.field_text(source)]
-                vec = sum(w * self.cached(t) for t, w in parts)
+                vec = np.sum([w * self.cached(t) for t, w in parts], axis=0)
                 self._composed[_key(text)] = (vec / (np.linalg.norm(vec) or 1.0)).astype(np.float32)
                 count += 1
         return count
@@ -260,7 +260,7 @@ class ComposedEmbedder:
         misses = list(dict.fromkeys(t for t in texts if _key(t) not in self._composed and _key(t) not in self._cache))
         fresh: dict[str, np.ndarray] = {}
         if misses and self.frozen:  # a query: through the model every time, never cached
-            fresh = dict(zip(map(_key, misses), np.asarray(self.model.embed(misses), dtype=np.float32)))
+            fresh = dict(zip(map(_key, misses), np.asarray(self.model.embed(misses), dtype=np.float32)))  # type: ignore[attr-defined]
             self.model_texts += len(misses)
         elif misses:
             self.warm(misses)
@@ -281,6 +281,6 @@ def approximation_quality(embedder: ComposedEmbedder, docs: Sequence[ToolDoc], s
     rng = np.random.default_rng(seed)
     chosen = [texts[i] for i in rng.choice(len(texts), size=min(sample, len(texts)), replace=False)]
     true = np.asarray(embedder.model.embed(chosen), dtype=np.float32)  # type: ignore[attr-defined]
-    composed = np.stack([embedder.composed_vector(t) for t in chosen])
+    composed = np.stack([v for t in chosen if (v := embedder.composed_vector(t)) is not None])
     cos = np.sum(true * composed, axis=1)
     return {"n": len(chosen), "mean_cosine": float(cos.mean()), "min_cosine": float(cos.min())}

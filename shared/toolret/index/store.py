@@ -161,7 +161,7 @@ class ChromaStore:
                 if field in fields:
                     f_ids.append(rid)
                     f_emb.append(np.asarray(fields[field], dtype=np.float32))
-                    f_docs.append(doc.field_text(field))  # type: ignore[arg-type]
+                    f_docs.append(doc.field_text(field))
                     f_meta.append({"tool_id": doc.id, "field": field, "hash": h})
                 else:
                     stale.append(rid)

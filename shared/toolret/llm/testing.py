@@ -75,8 +75,10 @@ class ScriptedLLM:
         if index >= len(self.responses):
             raise LLMError(f"{self.name}: script exhausted at call {index + 1} ({len(self.responses)} scripted)")
         item = self.responses[index]
-        if isinstance(item, BaseException) or (isinstance(item, type) and issubclass(item, BaseException)):
+        if isinstance(item, BaseException):
             raise item
+        if isinstance(item, type):
+            raise item()
         raw = item if isinstance(item, str) else item(messages)
         return parse_structured(raw, schema)
 

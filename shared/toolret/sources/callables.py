@@ -221,7 +221,7 @@ def _literal(text: str) -> Any:
 
 
 def _type_hints(fn: Any) -> dict[str, Any]:
-    target = fn.__init__ if isinstance(fn, type) else fn
+    target = fn.__init__ if isinstance(fn, type) else fn  # type: ignore[misc]  # a class: its constructor's hints
     try:
         return typing.get_type_hints(target)
     except Exception:  # noqa: BLE001 - unresolvable forward references, odd objects

@@ -200,7 +200,7 @@ class MCPServerSpec(BaseModel):
             import httpx2
             from mcp.client.streamable_http import streamable_http_client
 
-            target = streamable_http_client(self.url, http_client=httpx2.AsyncClient(headers=self.headers))
+            target = streamable_http_client(str(self.url), http_client=httpx2.AsyncClient(headers=self.headers))
         else:
             target = self.url
         # No response cache: after a change notice the listing must come from the server.
@@ -262,7 +262,7 @@ class MCPSource:
         self._stack = stack
         return self
 
-    async def __aexit__(self, *exc: object) -> None:
+    async def __aexit__(self, *exc: Any) -> None:
         stack, self._stack = self._stack, None
         if stack is not None:
             await stack.__aexit__(*exc)
@@ -388,7 +388,7 @@ class MCPHub:
         self._stack = stack
         return self
 
-    async def __aexit__(self, *exc: object) -> None:
+    async def __aexit__(self, *exc: Any) -> None:
         stack, self._stack = self._stack, None
         if stack is not None:
             await stack.__aexit__(*exc)

@@ -217,7 +217,7 @@ def _operations(spec: dict[str, Any]) -> Iterator[tuple[str, str, dict[str, Any]
             item = _pointer(spec, item["$ref"])
             if not isinstance(item, dict):
                 continue  # a path item $ref to nothing, or to a non-object
-        shared = item.get("parameters") if isinstance(item.get("parameters"), list) else []
+        shared = _list(item.get("parameters"))
         for method in HTTP_METHODS:
             op = item.get(method)
             if isinstance(op, dict):
@@ -234,14 +234,17 @@ def _strings(value: Any) -> list[str]:
     return [v for v in _list(value) if isinstance(v, str)]
 
 
+def _text(value: Any) -> str:
+    """A text field, stripped; anything that is not a string counts as absent."""
+    return value.strip() if isinstance(value, str) else ""
+
+
 def _dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
 def _description(op: dict[str, Any]) -> str:
-    summary = op.get("summary") if isinstance(op.get("summary"), str) else ""
-    desc = op.get("description") if isinstance(op.get("description"), str) else ""
-    summary, desc = summary.strip(), desc.strip()
+    summary, desc = _text(op.get("summary")), _text(op.get("description"))
     if summary and desc and summary != desc:
         return f"{summary}\n{desc}"
     return summary or desc
