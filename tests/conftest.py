@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import os
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -24,6 +25,28 @@ def embedder():
     emb = resolve_embedder(None)
     emb.embed(["warm up"])
     return emb
+
+
+@pytest.fixture(scope="session")
+def make_kb(embedder) -> Iterator[Callable[..., Any]]:
+    """``make_kb(tools, path=None, **kwargs)``: a knowledge base over ``tools`` with the real embedder.
+
+    Every knowledge base made is closed at the end of the session (an in-memory one frees its
+    ChromaDB collections; a persistent one keeps its files).
+    """
+    from toolret import ToolKnowledgeBase
+
+    made: list[ToolKnowledgeBase] = []
+
+    def make(tools: Iterable[Any], path: Any = None, **kwargs: Any) -> ToolKnowledgeBase:
+        kb = ToolKnowledgeBase(path, embedder=embedder, **kwargs)
+        kb.add(tools)
+        made.append(kb)
+        return kb
+
+    yield make
+    for kb in made:
+        kb.close()
 
 
 @pytest.fixture(scope="session")

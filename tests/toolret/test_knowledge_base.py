@@ -63,11 +63,8 @@ TOOLS = [get_weather, convert_currency, send_email, search_flights]
 
 
 @pytest.fixture()
-def kb(embedder):
-    base = ToolKnowledgeBase(embedder=embedder)
-    base.add(TOOLS)
-    yield base
-    base.close()
+def kb(make_kb):
+    return make_kb(TOOLS)
 
 
 def test_search_ranks_the_matching_tool_first(kb):

@@ -81,10 +81,8 @@ class SensibleLLM:
 
 
 @pytest.fixture(scope="module")
-def kb(embedder):
-    base = ToolKnowledgeBase(embedder=embedder, offline_expansion=False)
-    base.add(TOOLS)
-    return base
+def kb(make_kb):
+    return make_kb(TOOLS, offline_expansion=False)
 
 
 def _config(**update: Any) -> RetrievalConfig:

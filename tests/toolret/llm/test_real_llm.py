@@ -150,10 +150,8 @@ def test_structured_call_parses_constrained_json_from_the_real_server(server_url
 
 
 @pytest.fixture()
-def kb(embedder) -> ToolKnowledgeBase:
-    base = ToolKnowledgeBase(embedder=embedder)
-    base.add(TOOLS)
-    return base
+def kb(make_kb) -> ToolKnowledgeBase:
+    return make_kb(TOOLS)
 
 
 def _full(timeout: float) -> RetrievalConfig:

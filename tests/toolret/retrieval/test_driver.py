@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from toolret import ToolDoc, ToolKnowledgeBase
+from toolret import ToolDoc
 from toolret.retrieval.driver import STAGES, drive, next_stage
 
 TOOLS = [
@@ -20,11 +20,8 @@ MULTI = "what's the weather in Oslo tomorrow, then book a table for two and e-ma
 
 
 @pytest.fixture(scope="module")
-def kb(embedder):
-    base = ToolKnowledgeBase(embedder=embedder)
-    base.add(TOOLS)
-    yield base
-    base.close()
+def kb(make_kb):
+    return make_kb(TOOLS)
 
 
 def _stages_run(state) -> list[str]:

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from toolret import ToolDoc, ToolKnowledgeBase
+from toolret import ToolDoc
 from toolret.llm import ScriptedLLM
 
 TOOLS = [
@@ -19,10 +19,8 @@ TOOLS = [
 
 
 @pytest.fixture()
-def kb(embedder):
-    base = ToolKnowledgeBase(embedder=embedder)
-    base.add(TOOLS)
-    return base
+def kb(make_kb):
+    return make_kb(TOOLS)
 
 
 def _plan(**extra) -> str:
