@@ -15,7 +15,7 @@ from langchain_toolret import (
     create_model_node,
 )
 from langchain_toolret.testing import ScriptedChatModel, tool_call
-from toolret import RetrievalConfig
+from toolret import QueryError, RetrievalConfig
 
 MULTI = "what's the weather in Paris, then email Bob the forecast and book a flight to Rome"
 REFLECTING = RetrievalConfig.preset("balanced").model_copy(update={"reflect_rounds": 2, "coverage_threshold": 1.0})
@@ -79,8 +79,8 @@ async def test_async_invoke_and_a_conversation_input(tool_index):
     chat = [HumanMessage("what's the weather in Oslo?"), AIMessage("Cold."), HumanMessage("and in Rome?")]
     out = await graph.ainvoke({"messages": chat})
     assert out["selected_tools"] == ["get_weather"]
-    empty = await graph.ainvoke({"messages": [AIMessage("hello")]})
-    assert empty["selected_tools"] == [] and empty["result"].tools == []
+    with pytest.raises(QueryError, match="neither a query nor a user message"):
+        await graph.ainvoke({"messages": [AIMessage("hello")]})
 
 
 def test_full_preset_runs_the_llm_steps_through_the_chat_model(tool_index):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.graph import START, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
@@ -13,6 +14,7 @@ from langchain_toolret import (
     create_tool_retrieval_node,
 )
 from langchain_toolret.testing import ScriptedChatModel, tool_call
+from toolret import QueryError
 
 
 def _graph(source, model, tools, **node_options):
@@ -53,7 +55,8 @@ def test_node_over_a_knowledge_base_writes_names_and_reads_the_conversation(tool
     node = create_tool_retrieval_node(tool_index.kb, k=1, key="picked", messages_key="chat")
     chat = [HumanMessage("what's the weather in Oslo?"), AIMessage("Cold."), HumanMessage("and in Rome?")]
     assert node.invoke({"chat": chat}) == {"picked": ["get_weather"]}
-    assert node.invoke({"chat": [AIMessage("Hello!")]}) == {"picked": []}
+    with pytest.raises(QueryError, match="no user message in state\\['chat'\\]"):
+        node.invoke({"chat": [AIMessage("Hello!")]})  # nothing to select for: an error, not []
 
 
 def test_node_indexes_a_tool_list_once(tools):
