@@ -103,3 +103,28 @@ def test_full_preset_runs_the_llm_steps_through_the_chat_model(tool_index):
     assert out["result"].ids == expected.ids and "get_weather" in out["selected_tools"]
     assert [(s.stage, s.path) for s in out["trace"]] == [(s.stage, s.path) for s in expected.trace]
     assert len(model.calls) == len(twin.calls)
+
+
+def test_a_messages_state_parent_is_refused_when_the_graph_is_built(tool_index):
+    from langgraph.graph import MessagesState
+
+    from toolret import ConfigError
+
+    with pytest.raises(ConfigError, match=r"MessagesState\) has no 'selected_tools' key"):
+        build_tool_retrieval_graph(tool_index, parent=MessagesState)
+    with pytest.raises(ConfigError, match="no 'selected_tools' key"):
+        build_tool_retrieval_graph(tool_index, parent=StateGraph(MessagesState))
+    build_tool_retrieval_graph(tool_index, parent=StateGraph(ToolRetrievalState))  # fine
+
+
+def test_an_over_long_query_is_shortened_and_traced_not_refused(tool_index):
+    graph = build_tool_retrieval_graph(tool_index, k=1)
+    out = graph.invoke({"query": "what's the weather in Paris? " * 400})
+    assert out["selected_tools"] == ["get_weather"] and out["trace"][0].stage == "query_text"
+
+
+def test_a_short_new_request_is_not_read_with_the_previous_one(tool_index):
+    graph = build_tool_retrieval_graph(tool_index, k=2)
+    chat = [HumanMessage("what's the weather in Oslo?"), AIMessage("Cold."), HumanMessage("translate hello to Czech")]
+    out = graph.invoke({"messages": chat})
+    assert out["selected_tools"][0] == "translate_text" and "get_weather" not in out["selected_tools"]

@@ -70,3 +70,41 @@ def test_model_node_ignores_unknown_ids_and_binds_nothing_for_an_empty_selection
     node.invoke({"messages": [HumanMessage("hi")], "selected_tools": ["no_such_tool", "read_file"]})
     node.invoke({"messages": [HumanMessage("hi")], "selected_tools": []})
     assert model.calls[0].tool_names == ["read_file"] and model.calls[1].tools == []
+
+
+def test_model_node_in_a_plain_messages_state_graph_selects_the_turns_tools(tools):
+    from langgraph.graph import MessagesState
+
+    model = ScriptedChatModel(replies=[tool_call("get_weather", city="Oslo"), "Cold."])
+    builder = StateGraph(MessagesState)
+    builder.add_node("agent", create_model_node(model, tools, k=2))
+    builder.add_node("tools", ToolNode(tools))
+    builder.add_edge(START, "agent")
+    builder.add_conditional_edges("agent", tools_condition)
+    builder.add_edge("tools", "agent")
+    out = builder.compile().invoke({"messages": [HumanMessage("what's the weather in Oslo?")]})
+    assert model.calls[0].tool_names[0] == "get_weather" and len(model.calls[0].tools) == 2
+    assert out["messages"][-1].content == "Cold."
+
+
+async def test_model_node_selects_on_the_async_path_too(tools):
+    model = ScriptedChatModel(replies=["ok"])
+    await create_model_node(model, tools, k=1).ainvoke({"messages": [HumanMessage("translate hello into French")]})
+    assert model.calls[0].tool_names == ["translate_text"]
+
+
+def test_selector_node_over_a_long_pasted_request_uses_the_engine_rule(tool_index):
+    import base64
+    import os
+
+    node = create_tool_retrieval_node(tool_index, k=1)
+    pasted = "Please translate this letter into German: " + base64.b64encode(os.urandom(9_000)).decode()
+    assert len(pasted) > 12_000
+    assert node.invoke({"messages": [HumanMessage(pasted)]}) == {"selected_tools": ["translate_text"]}
+
+
+def test_preset_is_a_deprecated_name_of_config(tool_index):
+    with pytest.warns(DeprecationWarning, match="create_tool_retrieval_node"):
+        create_tool_retrieval_node(tool_index, preset="fast")
+    with pytest.warns(DeprecationWarning, match="ToolRetriever.from_tools"):
+        ToolRetriever.from_tools([], preset="fast")
