@@ -98,15 +98,17 @@ class ToolSearchMiddleware(NarrowingMiddleware):
                          tool_limit=tool_limit, search_min_score=search_min_score)
         self.max_tools = max_tools
         self.seed_k = seed_k
-        self.query_builder = query_builder or conversation_query
+        self.query_builder = query_builder
 
     def _prepare(self, request: ModelRequest[Any], step: Step) -> None:
         messages = list(request.messages)
         bound = request.state.get(_KEY) if isinstance(request.state, dict) else None
         step.data["bound"] = list(bound or [])
         if self.seed_k and messages and isinstance(messages[-1], HumanMessage):
-            step.query = self.query_builder(messages)
+            step.query = (self.query_builder or conversation_query)(messages)
             step.k = self.seed_k
+            if self.query_builder is None:
+                step.messages = messages  # the follow-up rule of ToolIndex.search_turn
         # Tool results since the model's last answer: what it searched for and what it used.
         last_ai = max((i for i, m in enumerate(messages) if isinstance(m, AIMessage)), default=-1)
         step.data["results"] = [m for m in messages[last_ai + 1 :] if isinstance(m, ToolMessage)]

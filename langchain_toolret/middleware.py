@@ -5,7 +5,7 @@ set-up. Before each model call the middleware narrows ``request.tools`` to the t
 retrieves for the conversation. Compared with LangChain's ``LLMToolSelectorMiddleware``:
 
 * selection is retrieval (milliseconds, no tokens); an LLM step runs only when configured
-  (``llm=``, which turns on ``preset="full"``);
+  (``llm=``, which turns on ``config="full"``);
 * the query is the latest user message; earlier turns are added only when it is a follow-up
   ("and in Fahrenheit?", "book a table *there*"; :meth:`~langchain_toolret.index.ToolIndex.search_turn`),
   and never displace the message's own well-scored tools — "play some jazz" after "turn on

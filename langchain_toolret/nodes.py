@@ -42,7 +42,7 @@ from langgraph.graph import MessagesState
 
 from langchain_toolret.condensed import CondensedTools
 from langchain_toolret.index import ToolIndex
-from langchain_toolret.options import config_argument
+from langchain_toolret.options import config_argument, record_selection
 from langchain_toolret.retriever import ToolRetriever
 from toolret import K, QueryError, RetrievalConfig, SearchResult, ToolKnowledgeBase, validate_k
 
@@ -94,7 +94,9 @@ def create_tool_retrieval_node(
         if result is None:
             raise QueryError(f"the tool retrieval node found no user message in state[{messages_key!r}]: there "
                              "is nothing to select tools for (run it after the user's message)")
-        return {key: list(dict.fromkeys([*fixed, *index.names(result, query=query)]))}
+        names = list(dict.fromkeys([*fixed, *index.names(result, query=query)]))
+        record_selection("tool_selection", query or result.query, result, names)
+        return {key: names}
 
     def select(state: dict[str, Any]) -> dict[str, Any]:
         messages = _messages(state)
@@ -158,7 +160,10 @@ def create_model_node(
         if key in state:
             return list(state.get(key) or [])
         result = _index().search_turn(messages, k)
-        return _index().names(result) if result is not None else []
+        names = _index().names(result) if result is not None else []
+        if result is not None:
+            record_selection("tool_selection", result.query, result, names)
+        return names
 
     def _call(state: dict[str, Any]) -> tuple[Any, list[BaseMessage]]:
         messages = list(state.get(messages_key) or [])

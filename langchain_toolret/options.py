@@ -17,9 +17,11 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
+from langchain_core.runnables import RunnableLambda
+
 from toolret import ConfigError, RetrievalConfig, SearchResult
 
-__all__ = ["config_argument", "selection_record"]
+__all__ = ["config_argument", "record_selection", "selection_record"]
 
 
 def config_argument(config: RetrievalConfig | str | None, preset: RetrievalConfig | str | None,
@@ -40,3 +42,11 @@ def selection_record(query: str | None, result: SearchResult | None, tools: Sequ
     scores = {t.name: round(t.score, 4) for t in result.tools} if result is not None else {}
     trace = [step.model_dump() for step in result.trace] if result is not None else []
     return {"query": query, "tools": list(tools), "scores": scores, "trace": trace}
+
+
+def record_selection(name: str, query: str | None, result: SearchResult | None, tools: Sequence[str]) -> None:
+    """Leave a selection in LangSmith / callbacks: a child run of the current run named ``name``
+    whose outputs are :func:`selection_record` (used by the LangGraph nodes, whose own outputs
+    are state updates)."""
+    record = selection_record(query, result, tools)
+    RunnableLambda(lambda _: record, name=name).invoke({"query": query})

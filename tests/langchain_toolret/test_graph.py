@@ -28,7 +28,7 @@ def _visits(graph, state) -> list[str]:
 @pytest.mark.parametrize("config", ["fast", "balanced", REFLECTING], ids=["fast", "balanced", "reflecting"])
 @pytest.mark.parametrize("query", [MULTI, "convert 20 euros to yen", "remind me to call mom at 5pm"])
 def test_the_graph_returns_what_search_returns(tool_index, config, query):
-    graph = build_tool_retrieval_graph(tool_index, k=4, preset=config)
+    graph = build_tool_retrieval_graph(tool_index, k=4, config=config)
     out = graph.invoke({"query": query})
     expected = tool_index.kb.search(query, 4, config=config)
     assert [(t.id, t.score, t.subtask) for t in out["result"].tools] == \
@@ -38,14 +38,14 @@ def test_the_graph_returns_what_search_returns(tool_index, config, query):
 
 
 def test_nodes_are_the_phases_and_reflection_loops_back_within_its_bound(tool_index):
-    graph = build_tool_retrieval_graph(tool_index, k=3, preset=REFLECTING)
+    graph = build_tool_retrieval_graph(tool_index, k=3, config=REFLECTING)
     assert {"plan", "retrieve", "fuse", "rerank", "reflect"} <= set(graph.get_graph().nodes)
     visits = _visits(graph, {"query": MULTI})
     assert visits == ["begin", "plan", "retrieve", "fuse", "rerank", "reflect",
                       "retrieve", "reflect", "retrieve", "reflect", "finish"]
     one_round = RetrievalConfig.preset("balanced").model_copy(update={"reflect_rounds": 1, "coverage_threshold": 1.0})
-    assert _visits(build_tool_retrieval_graph(tool_index, k=3, preset=one_round), {"query": MULTI}).count("retrieve") == 2
-    no_reflection = _visits(build_tool_retrieval_graph(tool_index, k=3, preset="fast"), {"query": MULTI})
+    assert _visits(build_tool_retrieval_graph(tool_index, k=3, config=one_round), {"query": MULTI}).count("retrieve") == 2
+    no_reflection = _visits(build_tool_retrieval_graph(tool_index, k=3, config="fast"), {"query": MULTI})
     assert no_reflection.count("retrieve") == 1 and no_reflection[-2:] == ["reflect", "finish"]
 
 
@@ -53,7 +53,7 @@ def test_as_a_subgraph_of_a_parent_agent_graph_with_a_checkpointer(tool_index, t
     model = ScriptedChatModel(replies=[tool_call("book_flight", origin="CDG", destination="FCO", date="2025-06-03"),
                                        "Booked.", "Done."])
     builder = StateGraph(ToolRetrievalState)
-    builder.add_node("select_tools", build_tool_retrieval_graph(tool_index, k=2, preset="balanced",
+    builder.add_node("select_tools", build_tool_retrieval_graph(tool_index, k=2, config="balanced",
                                                                 always_include=["ask_user"]))
     builder.add_node("agent", create_model_node(model, tools))
     builder.add_node("tools", ToolNode(tools))
@@ -93,7 +93,7 @@ def test_full_preset_runs_the_llm_steps_through_the_chat_model(tool_index):
 
     model, twin = script(), script()
     query = "wether in paris and 20 eur in yen"
-    graph = build_tool_retrieval_graph(tool_index, k=2, preset="full", llm=model)
+    graph = build_tool_retrieval_graph(tool_index, k=2, config="full", llm=model)
     out = graph.invoke({"query": query})
     assert tool_index.kb.llm is None  # the graph's model is its own; the shared knowledge base is unchanged
     expected = tool_index.kb.search(query, 2, config="full", llm=ChatModelLLM(twin))

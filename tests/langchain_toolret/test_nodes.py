@@ -108,3 +108,15 @@ def test_preset_is_a_deprecated_name_of_config(tool_index):
         create_tool_retrieval_node(tool_index, preset="fast")
     with pytest.warns(DeprecationWarning, match="ToolRetriever.from_tools"):
         ToolRetriever.from_tools([], preset="fast")
+
+
+def test_the_selector_nodes_choice_is_a_child_run_with_scores_and_trace(tool_index):
+    from langchain_core.tracers.context import collect_runs
+
+    node = create_tool_retrieval_node(tool_index, k=2)
+    with collect_runs() as collected:
+        node.invoke({"messages": [HumanMessage("email the report to Ann")]})
+    (root,) = collected.traced_runs
+    (child,) = [r for r in root.child_runs if r.name == "tool_selection"]
+    assert child.outputs["tools"][0] == "send_email" and set(child.outputs["scores"]) == set(child.outputs["tools"])
+    assert child.outputs["query"] == "email the report to Ann" and child.outputs["trace"]
