@@ -212,8 +212,13 @@ class NarrowingMiddleware(AgentMiddleware[Any, Any, Any]):
 
     def _run(self, request: ModelRequest[Any], step: Step) -> RunnableLambda[Any, Any]:
         """The selection as a child run named after this middleware (LangSmith, callbacks)."""
-        return RunnableLambda(lambda _: self._select(request, step),
-                              afunc=lambda _: self._aselect(request, step), name=self.name)
+        def select(_: Any) -> dict[str, Any]:
+            return self._select(request, step)
+
+        async def aselect(_: Any) -> dict[str, Any]:
+            return await self._aselect(request, step)
+
+        return RunnableLambda(select, afunc=aselect, name=self.name)
 
     # ------------------------------------------------------------------ hooks
     def wrap_model_call(

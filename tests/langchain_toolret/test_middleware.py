@@ -189,14 +189,14 @@ def test_one_oversized_tool_does_not_switch_narrowing_off(embedder, caplog):
     assert len(huge.description) > 108_000
     tools = [*registry50.registry(), huge]
     replies = ["Booked.", "Looked up."]
-    agent, model, _ = _agent(tools, replies, k=3, always_include=["ask_user"], embedder=embedder)
+    agent, model, _ = _agent(tools, replies, k=3, always_include=["send_sms"], embedder=embedder)
     with caplog.at_level(logging.WARNING, logger="toolret"):
         agent.invoke({"messages": [HumanMessage("book me a flight from Paris to Rome on June 3")]}, THREAD)
     assert "tool selection failed" not in caplog.text
     assert "'encyclopedia_lookup'" in caplog.text and "cut to the first" in caplog.text
-    assert len(model.calls[0].tools) <= 3 and model.calls[0].tool_names[0] == "book_flight"
+    assert len(model.calls[0].tools) == 4 and model.calls[0].tool_names[:2] == ["send_sms", "book_flight"]
     agent.invoke({"messages": [HumanMessage("encyclopedia_lookup the Roman empire")]}, THREAD)
-    assert "encyclopedia_lookup" in model.calls[1].tool_names and len(model.calls[1].tools) <= 3
+    assert "encyclopedia_lookup" in model.calls[1].tool_names and len(model.calls[1].tools) == 4
 
 
 @pytest.mark.parametrize(("options", "limit"), [({}, 128), ({"tool_limit": 20}, 20)])
@@ -315,3 +315,19 @@ def test_warmup_indexes_and_loads_the_model_before_the_first_call(tools, embedde
     before = embedder.texts_embedded
     agent.invoke({"messages": [HumanMessage("send an email to Ann")]}, THREAD)
     assert embedder.texts_embedded - before == 1  # only the query: nothing left to index
+
+
+async def test_the_async_selection_is_traced_too(kb, tools):
+    from langchain_core.tracers.context import collect_runs
+
+    agent, model, _ = _agent(tools, ["Sunny."], k=2, knowledge_base=kb)
+    with collect_runs() as collected:
+        await agent.ainvoke({"messages": [HumanMessage("is it going to rain in Paris today?")]}, THREAD)
+
+    def walk(run):
+        yield run
+        for child in run.child_runs:
+            yield from walk(child)
+
+    runs = [r for root in collected.traced_runs for r in walk(root) if r.name == "ToolSelectionMiddleware"]
+    assert len(runs) == 1 and runs[0].outputs["tools"] == model.calls[0].tool_names
