@@ -40,7 +40,7 @@ from langchain.agents.middleware.types import PrivateStateAttr
 from langchain_core.messages import BaseMessage
 from typing_extensions import NotRequired
 
-from langchain_toolret.conversation import conversation_query, current_turn, tool_results, turn_key
+from langchain_toolret.conversation import conversation_query, current_turn, earlier_turns, tool_results, turn_key
 from langchain_toolret.narrowing import DEFAULT_TOOL_LIMIT, Fallback, NarrowingMiddleware, Step
 from langchain_toolret.options import config_argument
 from toolret import K, QueryError, RetrievalConfig, SearchResult, ToolKnowledgeBase, validate_k
@@ -131,6 +131,8 @@ class ToolSelectionMiddleware(NarrowingMiddleware):
             step.k = self.k
             if self.query_builder is None:
                 step.messages = messages
+            else:  # a custom query is searched as it is; an LLM planner still reads the chat before it
+                step.data["conversation"] = earlier_turns(messages)
         step.data["turn"] = turn
         step.data["discovered"] = [
             str(name)

@@ -194,7 +194,7 @@ class NarrowingMiddleware(AgentMiddleware[Any, Any, Any]):
         if step.messages is not None:
             result = self.index.search_turn(step.messages, step.k)
         elif step.query:
-            result = self.index.search(step.query, step.k)
+            result = self.index.search(step.query, step.k, conversation=step.data.get("conversation"))
         names, update = self._finish(request, step, result)
         step.data["out"] = names, update
         return self._record(step, result, names)
@@ -205,7 +205,7 @@ class NarrowingMiddleware(AgentMiddleware[Any, Any, Any]):
         if step.messages is not None:
             result = await self.index.asearch_turn(step.messages, step.k)
         elif step.query:
-            result = await self.index.asearch(step.query, step.k)
+            result = await self.index.asearch(step.query, step.k, conversation=step.data.get("conversation"))
         names, update = self._finish(request, step, result)
         step.data["out"] = names, update
         return self._record(step, result, names)
