@@ -7,7 +7,7 @@ Install with ``pip install 'toolret[langchain]'``.
 * :func:`create_tool_retrieval_node` / :func:`create_model_node` — LangGraph selector and
   model nodes; :func:`build_tool_retrieval_graph` — the retrieval phases as a subgraph.
 * :func:`create_agent` — an agent that searches its own tools, with a bounded working set.
-* :class:`ChatModelLLM` — a LangChain chat model as the engine's LLM (``preset="full"``).
+* :class:`ChatModelLLM` — a LangChain chat model as the engine's LLM (``config="full"``).
 * :func:`tool_to_doc` — a LangChain tool as a toolret ``ToolDoc``.
 
 Example::

@@ -33,7 +33,8 @@ from langchain_core.tools import BaseTool
 from typing_extensions import NotRequired
 
 from langchain_toolret.conversation import conversation_query
-from langchain_toolret.narrowing import Fallback, NarrowingMiddleware, Step
+from langchain_toolret.narrowing import DEFAULT_TOOL_LIMIT, Fallback, NarrowingMiddleware, Step
+from langchain_toolret.options import config_argument
 from langchain_toolret.search_tool import DEFAULT_SEARCH_TOOL_NAME
 from toolret import RetrievalConfig, SearchResult, ToolKnowledgeBase
 
@@ -77,31 +78,37 @@ class ToolSearchMiddleware(NarrowingMiddleware):
         search_k: int = 5,
         seed_k: int = 3,
         knowledge_base: ToolKnowledgeBase | None = None,
-        preset: str | RetrievalConfig | None = None,
+        config: str | RetrievalConfig | None = None,
         llm: Any = None,
         embedder: Any = None,
         always_include: Sequence[str] = (),
         search_tool_name: str = DEFAULT_SEARCH_TOOL_NAME,
+        search_min_score: float | None = None,
         fallback: Fallback = "always_include",
+        tool_limit: int = DEFAULT_TOOL_LIMIT,
         query_builder: Callable[[list[BaseMessage]], str | None] | None = None,
         condensed_descriptions: bool = False,
+        preset: str | RetrievalConfig | None = None,
     ) -> None:
         if max_tools < 1 or seed_k < 0 or search_k < 1:
             raise ValueError("max_tools and search_k must be at least 1, seed_k at least 0")
-        super().__init__(knowledge_base=knowledge_base, preset=preset, llm=llm, embedder=embedder,
-                         always_include=always_include, search_tool=search_tool_name, search_k=search_k,
-                         fallback=fallback, condensed_descriptions=condensed_descriptions)
+        super().__init__(knowledge_base=knowledge_base, config=config_argument(config, preset, type(self).__name__),
+                         llm=llm, embedder=embedder, always_include=always_include, search_tool=search_tool_name,
+                         search_k=search_k, fallback=fallback, condensed_descriptions=condensed_descriptions,
+                         tool_limit=tool_limit, search_min_score=search_min_score)
         self.max_tools = max_tools
         self.seed_k = seed_k
-        self.query_builder = query_builder or conversation_query
+        self.query_builder = query_builder
 
     def _prepare(self, request: ModelRequest[Any], step: Step) -> None:
         messages = list(request.messages)
         bound = request.state.get(_KEY) if isinstance(request.state, dict) else None
         step.data["bound"] = list(bound or [])
         if self.seed_k and messages and isinstance(messages[-1], HumanMessage):
-            step.query = self.query_builder(messages)
+            step.query = (self.query_builder or conversation_query)(messages)
             step.k = self.seed_k
+            if self.query_builder is None:
+                step.messages = messages  # the follow-up rule of ToolIndex.search_turn
         # Tool results since the model's last answer: what it searched for and what it used.
         last_ai = max((i for i, m in enumerate(messages) if isinstance(m, AIMessage)), default=-1)
         step.data["results"] = [m for m in messages[last_ai + 1 :] if isinstance(m, ToolMessage)]
@@ -112,7 +119,7 @@ class ToolSearchMiddleware(NarrowingMiddleware):
         old: list[str] = step.data["bound"]
         bound = list(old)
         if result is not None:
-            bound = lru_add(bound, [t.name for t in self.index.live(result)])
+            bound = lru_add(bound, [t.name for t in self.index.live(result, query=step.query)])
         for message in step.data["results"]:
             if message.name == self.search_tool_name:
                 if isinstance(message.artifact, list):
@@ -134,11 +141,13 @@ def create_agent(
     search_k: int = 5,
     seed_k: int = 3,
     knowledge_base: ToolKnowledgeBase | None = None,
-    preset: str | RetrievalConfig | None = None,
+    config: str | RetrievalConfig | None = None,
     llm: Any = None,
     always_include: Sequence[str] = (),
     search_tool_name: str = DEFAULT_SEARCH_TOOL_NAME,
+    search_min_score: float | None = None,
     condensed_descriptions: bool = False,
+    preset: str | RetrievalConfig | None = None,
     system_prompt: Any = None,
     state_schema: type[Any] | None = None,
     middleware: Sequence[AgentMiddleware[Any, Any, Any]] = (),
@@ -151,11 +160,14 @@ def create_agent(
         tools: every tool the agent may use; all are executable, at most ``max_tools`` (plus
             ``search_tools`` and ``always_include``) are bound to a model call.
         max_tools: the cap of the bound set (least recently used evicted first).
-        search_k: tools one ``search_tools`` call returns.
+        search_k: tools one ``search_tools`` call returns (at most).
+        search_min_score: ``search_tools`` leaves out tools scoring below this (None: keep all
+            ``search_k``), so a vague search does not bind weak matches.
         seed_k: tools pre-retrieved from each new user message (0: the model must search).
         knowledge_base: a prebuilt knowledge base over the same tool names (default: index
             ``tools`` on first use).
-        preset, llm: retrieval preset, and a chat model for its LLM steps (``"full"``).
+        config, llm: retrieval preset or ``RetrievalConfig`` (``preset=``: deprecated name), and a
+            chat model for its LLM steps (``"full"``).
         always_include: tool names bound on every call.
         condensed_descriptions: bind copies of the tools described by their condensed card
             (:func:`toolret.cards.card.agent_description`; ``always_include`` tools too) and list
@@ -173,7 +185,8 @@ def create_agent(
         raise ValueError(f"a tool is already named {search_tool_name!r}; pass search_tool_name= to rename the search tool")
     searcher = ToolSearchMiddleware(
         max_tools=max_tools, search_k=search_k, seed_k=seed_k, knowledge_base=knowledge_base,
-        preset=preset, llm=llm, always_include=always_include, search_tool_name=search_tool_name,
+        config=config_argument(config, preset, "create_agent"), llm=llm, always_include=always_include,
+        search_tool_name=search_tool_name, search_min_score=search_min_score,
         condensed_descriptions=condensed_descriptions,
     )
     return create_langchain_agent(

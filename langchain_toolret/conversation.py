@@ -1,17 +1,26 @@
-"""From a conversation to a retrieval query, and to the identity of the current user turn.
+"""From a conversation to retrieval queries, and to the identity of the current user turn.
 
-Selecting tools from the last human message alone fails on follow-ups: "and in Fahrenheit?"
-names no tool. The query is the latest user message, and when that message is short the
-earlier user messages are added as context (most recent first), so the follow-up is read
-together with the request it continues. A *turn* is everything after one user message; its
-key is that message's id, which is how a selection is pinned for the whole tool loop.
+Selecting tools from the last human message alone fails on real follow-ups: "and in
+Fahrenheit?" names no tool. Reading every short message together with the earlier turns fails
+the other way: after "turn on the kitchen lights", "play some jazz" would inherit the lights
+tool. So the latest user message is always the query (:func:`conversation_query`), and the
+earlier user messages are context (:func:`follow_up_query`) used only when the message is a
+follow-up: it refers back (:func:`refers_back`: "it", "that", "there", "again", "and in…",
+"what about…") or it does not retrieve well on its own (the selector checks its best score).
+Even then the message's own well-scored tools keep their places
+(:meth:`~langchain_toolret.index.ToolIndex.search_turn`).
+
+A *turn* is everything after one user message; its key is that message's id, which is how a
+selection is pinned for the whole tool loop.
 
 Example:
     >>> from langchain_core.messages import AIMessage, HumanMessage
     >>> chat = [HumanMessage("What's the weather in Paris today?", id="h1"),
     ...         AIMessage("18 degrees and sunny."),
     ...         HumanMessage("and in Fahrenheit?", id="h2")]
-    >>> conversation_query(chat)
+    >>> conversation_query(chat), refers_back("and in Fahrenheit?"), refers_back("play some jazz")
+    ('and in Fahrenheit?', True, False)
+    >>> follow_up_query(chat)
     "and in Fahrenheit? (context: What's the weather in Paris today?)"
     >>> turn_key(chat)
     'h2'
@@ -20,33 +29,56 @@ Example:
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Sequence
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
-__all__ = ["conversation_query", "current_turn", "earlier_turns", "turn_key"]
+__all__ = ["conversation_query", "current_turn", "earlier_turns", "follow_up_query", "refers_back", "turn_key"]
+
+#: Words that point back at an earlier turn (English; other languages rely on the score test).
+_BACK_WORDS = frozenset(
+    "it its it's that this those these them they there then again same also too instead "
+    "he she him her his their previous last above earlier".split()
+)
+#: Openings that continue the previous request: "and in Rome?", "what about Lyon?".
+_CONTINUATION = re.compile(r"^\s*(and|or|but|also|then|same|what about|how about|now)\b", re.IGNORECASE)
+_WORD = re.compile(r"[\w']+")
 
 
 def _human_indexes(messages: Sequence[BaseMessage]) -> list[int]:
     return [i for i, m in enumerate(messages) if isinstance(m, HumanMessage) and m.text.strip()]
 
 
-def conversation_query(
-    messages: Sequence[BaseMessage], *, short_words: int = 5, context_turns: int = 2, max_chars: int = 2000
-) -> str | None:
-    """The retrieval query for the latest user message; None when there is no user text.
+def refers_back(text: str) -> bool:
+    """True when ``text`` reads as a continuation of an earlier request (a pronoun, "again",
+    "there", or an opening such as "and…" / "what about…")."""
+    if _CONTINUATION.match(text):
+        return True
+    return any(word in _BACK_WORDS for word in _WORD.findall(text.lower()))
 
-    A latest message of fewer than ``short_words`` words gets up to ``context_turns``
-    earlier user messages appended as context. The query is cut to ``max_chars``.
+
+def conversation_query(messages: Sequence[BaseMessage]) -> str | None:
+    """The retrieval query of the current turn: the latest user message (None when there is none).
+
+    Its length is not cut here: every entry point hands it to the engine, whose one rule
+    (:mod:`toolret.retrieval.query_text`) searches the informative part of a long request.
     """
     humans = _human_indexes(messages)
     if not humans:
         return None
+    return " ".join(messages[humans[-1]].text.split())
+
+
+def follow_up_query(messages: Sequence[BaseMessage], *, context_turns: int = 2) -> str | None:
+    """The latest user message with up to ``context_turns`` earlier user messages appended as
+    context (most recent first); None when there is no earlier user message."""
+    humans = _human_indexes(messages)
+    if len(humans) < 2 or context_turns < 1:
+        return None
     latest = " ".join(messages[humans[-1]].text.split())
-    if len(latest.split()) < short_words and context_turns > 0 and len(humans) > 1:
-        earlier = [" ".join(messages[i].text.split()) for i in reversed(humans[:-1])][:context_turns]
-        latest = f"{latest} (context: {' | '.join(earlier)})"
-    return latest[:max_chars]
+    earlier = [" ".join(messages[i].text.split()) for i in reversed(humans[:-1])][:context_turns]
+    return f"{latest} (context: {' | '.join(earlier)})"
 
 
 def earlier_turns(messages: Sequence[BaseMessage]) -> list[BaseMessage]:

@@ -8,10 +8,15 @@ own stage function on the search's state, and every edge asks the engine's drive
 exactly what ``ToolKnowledgeBase.search`` returns — but every phase shows up in LangGraph's
 streaming and tracing, and a parent graph can run it as a node.
 
-Input: ``messages`` (the query is built from the conversation) or ``query``. Output:
+Input: ``messages`` (the query is the latest user message; earlier turns are searched too only
+for a follow-up, :meth:`~langchain_toolret.index.ToolIndex.search_turn`) or ``query``. Output:
 ``selected_tools`` (tool names, ``always_include`` first), ``trace`` (the engine's
 ``TraceStep`` list) and ``result`` (the full ``SearchResult``). The engine's working state
-lives in an untracked channel: it is never checkpointed.
+lives in an untracked channel: it is never checkpointed. A parent graph keeps the output only
+in keys its own state has: a plain ``MessagesState`` parent would drop it, so pass the parent
+(``parent=builder``) and a parent without ``selected_tools`` is refused when the graph is built
+(use :class:`~langchain_toolret.nodes.ToolRetrievalState`, or the middleware). A conversation
+without a user message raises :class:`toolret.QueryError` rather than selecting nothing.
 
 Example:
     >>> from langchain_core.tools import tool
@@ -23,7 +28,7 @@ Example:
     ... def convert_currency(amount: float, to: str) -> float:
     ...     '''Convert an amount of money into another currency.'''
     ...     return amount
-    >>> graph = build_tool_retrieval_graph([get_weather, convert_currency], k=2, preset="balanced")
+    >>> graph = build_tool_retrieval_graph([get_weather, convert_currency], k=2, config="balanced")
     >>> out = graph.invoke({"query": "weather in Paris and 20 euros in yen"})
     >>> sorted(out["selected_tools"]), [s.stage for s in out["trace"]][:2]
     (['convert_currency', 'get_weather'], ['plan', 'embed_query'])
@@ -43,13 +48,14 @@ from langgraph.graph.message import add_messages
 from typing_extensions import NotRequired, TypedDict
 
 from langchain_toolret.conversation import conversation_query
-from langchain_toolret.index import K, ToolIndex
-from toolret import RetrievalConfig, SearchResult, TraceStep
+from langchain_toolret.index import ToolIndex
+from langchain_toolret.options import config_argument
+from toolret import ConfigError, K, QueryError, RetrievalConfig, SearchResult, TraceStep, validate_k
 from toolret.retrieval.driver import STAGES, StageName, finish_search, next_stage
 from toolret.retrieval.pipeline import SearchState
 
 __all__ = ["ToolRetrievalGraphInput", "ToolRetrievalGraphOutput", "ToolRetrievalGraphState",
-           "build_tool_retrieval_graph"]
+           "build_tool_retrieval_graph", "check_parent_state"]
 
 
 class ToolRetrievalGraphInput(TypedDict):
@@ -94,11 +100,13 @@ def build_tool_retrieval_graph(
     source: Any,
     *,
     k: K = 5,
-    preset: str | RetrievalConfig | None = None,
+    config: str | RetrievalConfig | None = None,
     llm: Any = None,
     always_include: Sequence[str] = (),
     query_builder: Callable[[list[BaseMessage]], str | None] | None = None,
     name: str = "tool_retrieval",
+    parent: Any = None,
+    preset: str | RetrievalConfig | None = None,
 ) -> Any:
     """Compile the retrieval phases into a LangGraph graph over ``source``.
 
@@ -107,24 +115,34 @@ def build_tool_retrieval_graph(
             :class:`~langchain_toolret.index.ToolIndex`, a ``ToolRetriever`` or a
             ``ToolKnowledgeBase``.
         k: tools to select, or ``"auto"``.
-        preset: the retrieval preset or ``RetrievalConfig`` (``"balanced"`` plans offline and
-            reflects; ``"full"`` plans, reranks and judges coverage with ``llm``).
+        config: the retrieval preset or ``RetrievalConfig`` (``"balanced"`` plans offline and
+            reflects; ``"full"`` plans, reranks and judges coverage with ``llm``); ``preset=``
+            is its deprecated name.
         llm: a LangChain chat model (or toolret LLM) for the LLM steps.
         always_include: tool names put first in ``selected_tools`` whatever the search finds.
-        query_builder: conversation → query (default: ``conversation_query``).
+        query_builder: conversation → query, searched as it is (default: the latest user
+            message with the follow-up rule).
         name: the compiled graph's name (how a parent graph's trace shows it).
+        parent: the parent ``StateGraph`` builder (or its state schema) this graph will be a
+            node of: checked now, so a parent that would drop ``selected_tools`` is an error.
 
     Returns:
         A compiled ``StateGraph``: invoke it standalone or add it as a node of a parent graph
         whose state has ``messages`` and ``selected_tools``.
     """
-    index = ToolIndex.coerce(source, config=preset, llm=llm)
+    if parent is not None:
+        check_parent_state(parent)
+    index = ToolIndex.coerce(source, config=config_argument(config, preset, "build_tool_retrieval_graph"), llm=llm)
+    k = validate_k(k)
     build = query_builder or conversation_query
     fixed = list(dict.fromkeys(always_include))
 
     def begin(state: dict[str, Any]) -> dict[str, Any]:
         query = state.get("query") or build(list(state.get("messages") or []))
-        return {"search": index.begin_search(query, k) if query else None}
+        if not query:
+            raise QueryError("the tool retrieval graph got neither a query nor a user message in 'messages': "
+                             "there is nothing to select tools for")
+        return {"search": index.begin_search(query, k)}
 
     def stage_node(stage: StageName) -> Callable[[dict[str, Any]], dict[str, Any]]:
         def run(state: dict[str, Any]) -> dict[str, Any]:
@@ -142,8 +160,9 @@ def build_tool_retrieval_graph(
         return after
 
     def finish(state: dict[str, Any]) -> dict[str, Any]:
-        search = state.get("search")
-        result = finish_search(search) if search is not None else SearchResult(query="", tools=[])
+        result = index.finish(finish_search(_search(state)), k)
+        if not state.get("query") and query_builder is None:
+            result = index.follow_up(list(state.get("messages") or []), result, k)
         names = [t.name for t in result.tools]
         return {"selected_tools": list(dict.fromkeys([*fixed, *names])), "trace": list(result.trace),
                 "result": result, "search": None}
@@ -160,3 +179,19 @@ def build_tool_retrieval_graph(
         builder.add_conditional_edges(stage, route(stage))
     builder.add_edge("finish", END)
     return builder.compile(name=name)
+
+
+def check_parent_state(parent: Any) -> None:
+    """Refuse, at build time, a parent graph (a ``StateGraph`` builder or a state schema) whose
+    state has no ``selected_tools`` key: LangGraph would silently drop the subgraph's output."""
+    from typing import get_type_hints
+
+    channels = getattr(parent, "channels", None)
+    keys = set(channels) if isinstance(channels, dict) else set(get_type_hints(parent, include_extras=False))
+    if "selected_tools" not in keys:
+        label = getattr(parent, "__name__", None) or type(parent).__name__
+        raise ConfigError(
+            f"the parent graph's state ({label}) has no 'selected_tools' key, so LangGraph would drop the tool "
+            "retrieval graph's output; build the parent on langchain_toolret.ToolRetrievalState (MessagesState + "
+            "selected_tools) or add 'selected_tools: list[str]' to its state"
+        )

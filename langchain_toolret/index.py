@@ -1,9 +1,15 @@
 """A toolret knowledge base together with the live LangChain tools behind its ids.
 
-Every adapter in this package needs the same three things: index a set of LangChain tools
-(once, and again only when the set changes), search, and turn retrieved ids back into the
-tool objects the agent calls. :class:`ToolIndex` does exactly that and nothing more; the
-retrieval itself is :meth:`toolret.ToolKnowledgeBase.search`.
+Every adapter in this package needs the same things: index a set of LangChain tools (once,
+and again only when the set changes), search, and turn retrieved ids back into the tool
+objects the agent calls. :class:`ToolIndex` does exactly that; the retrieval itself is
+:meth:`toolret.ToolKnowledgeBase.search`, the id → tool map the engine's
+:class:`~toolret.index.live_tools.LiveTools`, the "did the tool set change" test the engine's
+:func:`~toolret.index.persistence.registry_hash`.
+
+One tool never switches selection off for the others: a tool whose document cannot be built
+as it is (a 100,000-character description, a schema that does not convert) is indexed in a
+shortened form, or by name only, with a warning naming it (:mod:`langchain_toolret.tool_docs`).
 
 Example:
     >>> from langchain_core.tools import tool
@@ -23,22 +29,30 @@ Example:
 from __future__ import annotations
 
 import asyncio
-import hashlib
+import logging
 import threading
+import time
 from collections.abc import Iterable, Sequence
-from typing import Any, Literal
+from typing import Any
 
+from langchain_core.messages import BaseMessage
 from langchain_core.tools import BaseTool
 
-from langchain_toolret.ingest import tools_to_docs
+from langchain_toolret.conversation import conversation_query, earlier_turns, follow_up_query, refers_back
 from langchain_toolret.llm import as_toolret_llm
-from toolret import RetrievalConfig, SearchResult, ToolKnowledgeBase
+from langchain_toolret.tool_docs import tolerant_docs
+from toolret import K, KnowledgeBaseError, RetrievalConfig, SearchResult, ToolKnowledgeBase, TraceStep
+from toolret.index.live_tools import LiveTools
+from toolret.index.persistence import registry_hash
 from toolret.retrieval.pipeline import SearchState
 
-__all__ = ["K", "ToolIndex"]
+__all__ = ["FOLLOW_UP_MIN_SCORE", "ToolIndex"]
 
-#: How many tools to retrieve: a number, or ``"auto"`` for toolret's precise-set cut.
-K = int | Literal["auto"]
+logger = logging.getLogger("toolret")
+
+#: A message whose best tool scores below this does not retrieve well on its own (a follow-up
+#: such as "and in Rome?"); its earlier turns are then searched too (fast-preset scores).
+FOLLOW_UP_MIN_SCORE = 0.2
 
 
 class ToolIndex:
@@ -46,17 +60,20 @@ class ToolIndex:
 
     * ``ToolIndex()`` (or ``from_tools``) owns an in-memory knowledge base and indexes the
       tools given to :meth:`ensure`; a changed tool set is synced (only new or changed tools
-      are embedded) and an unchanged one costs a hash.
-    * ``ToolIndex(knowledge_base=kb)`` uses a knowledge base you built (possibly holding
-      more tools than the agent has, or persisted on disk); :meth:`ensure` then only binds
-      the live tools by name and never writes to it.
+      are embedded) and an unchanged one costs a hash. The live tools are the knowledge base's
+      own :attr:`~toolret.ToolKnowledgeBase.live_tools`.
+    * ``ToolIndex(knowledge_base=kb)`` uses a knowledge base you built (possibly persisted, or
+      holding more tools than the agent has); :meth:`ensure` never writes to it and binds the
+      agent's tools in a :class:`~toolret.index.live_tools.LiveTools` map of this index's own
+      (agents sharing one knowledge base never see each other's tool objects). A knowledge
+      base that lacks some of the agent's tools is an error naming them (they could never be
+      offered); one holding tools the agent lacks is searched deeper so that ``k`` of the
+      agent's tools still come back, with a warning naming the others.
 
     ``config`` (a preset name or ``RetrievalConfig``) applies to every search through this
-    index without changing a given knowledge base's own. ``llm`` may be a LangChain chat model
-    (wrapped in :class:`~langchain_toolret.llm.ChatModelLLM`) or a toolret LLM; it is what
-    ``preset="full"`` plans and reranks with in searches through this index (None: the knowledge
-    base's ``llm``). A given knowledge base is not changed, so agents sharing one can each
-    bring their own model.
+    index without changing a given knowledge base's own; with an ``llm`` and no ``config`` it
+    is ``"full"`` (:meth:`toolret.RetrievalConfig.for_llm`). ``llm`` may be a LangChain chat
+    model (wrapped in :class:`~langchain_toolret.llm.ChatModelLLM`) or a toolret LLM.
     """
 
     def __init__(
@@ -68,6 +85,7 @@ class ToolIndex:
         llm: Any = None,
     ) -> None:
         self.owned = knowledge_base is None
+        config = RetrievalConfig.for_llm(config, llm)
         #: The retrieval config of every search through this index (None: the knowledge base's).
         self.config = None if config is None else RetrievalConfig.resolve(config)
         #: The LLM of searches through this index (None: the knowledge base's).
@@ -75,7 +93,12 @@ class ToolIndex:
         if knowledge_base is None:
             knowledge_base = ToolKnowledgeBase(embedder=embedder, config=config, llm=self.llm)
         self.kb = knowledge_base
-        self._by_name: dict[str, BaseTool] = {}
+        #: id/name → live tool: the knowledge base's map when owned, this index's own otherwise.
+        self.live_tools: LiveTools = knowledge_base.live_tools if self.owned else LiveTools()
+        #: Tools that could not be indexed at all (invalid name): offered only when named exactly.
+        self.unindexed: dict[str, BaseTool] = {}
+        #: Tools of the knowledge base the agent does not have (searched past, never returned).
+        self.foreign: frozenset[str] = frozenset()
         self._identity: tuple[int, ...] | None = None
         self._content: str | None = None
         self._lock = threading.Lock()
@@ -91,7 +114,8 @@ class ToolIndex:
             if config is None and llm is None:
                 return source
             view = cls(source.kb, config=config or source.config, llm=llm if llm is not None else source.llm)
-            view._by_name = dict(source._by_name)
+            view.owned, view.live_tools, view.unindexed = source.owned, source.live_tools, source.unindexed
+            view.foreign = source.foreign
             return view
         if isinstance(source, ToolKnowledgeBase):
             return cls(source, config=config, llm=llm)
@@ -107,10 +131,11 @@ class ToolIndex:
     # ------------------------------------------------------------------ keeping in step
     def add(self, tools: Iterable[Any]) -> list[str]:
         """Add tools to the knowledge base (an existing id is replaced); returns their ids."""
-        docs, live = tools_to_docs(tools)
+        docs, live, unindexed = tolerant_docs(tools, self.kb.config.max_doc_chars)
         with self._lock:
             ids = self.kb.add(docs)
-            self._by_name.update(live)
+            self.live_tools.update(live)
+            self.unindexed.update(unindexed)
             self._identity = None
         return ids
 
@@ -118,24 +143,46 @@ class ToolIndex:
         """Make the index serve exactly ``tools``; returns True when it had to re-index.
 
         Cheap when nothing changed: the same tool objects are recognised by identity, equal
-        content by hash. An owned knowledge base is synced to the new set.
+        content by :func:`~toolret.index.persistence.registry_hash`. An owned knowledge base is
+        synced to the new set; a given one is checked against it (see the class doc).
         """
         identity = tuple(id(t) for t in tools)
         with self._lock:
             if identity == self._identity:
                 return False
             if not self.owned:
-                self._by_name = {t.name: t for t in tools}
+                self._bind_to_given(tools)
                 self._identity = identity
                 return False
-            docs, live = tools_to_docs(tools)
-            content = _content_hash(docs)
+            docs, live, unindexed = tolerant_docs(tools, self.kb.config.max_doc_chars)
+            content = registry_hash(docs)
             reindex = content != self._content
             if reindex:
                 self.kb.sync(docs)
-            self._by_name = live
+            self.live_tools.keep(live)
+            self.live_tools.update(live)
+            self.unindexed = unindexed
             self._identity, self._content = identity, content
             return reindex
+
+    def _bind_to_given(self, tools: Sequence[BaseTool]) -> None:
+        held = {d.name: d.id for d in self.kb.docs()}
+        names = [t.name for t in tools]
+        missing = [n for n in names if n not in held and n not in self.kb]
+        if missing:
+            raise KnowledgeBaseError(
+                f"knowledge_base= lacks {len(missing)} of the agent's {len(names)} tools "
+                f"({_names(missing)}): they could never be offered. Add them (kb.add(tools)), "
+                "or leave knowledge_base= out to index the agent's own tools"
+            )
+        foreign = frozenset(held) - set(names)
+        if foreign and foreign != self.foreign:
+            logger.warning("knowledge_base= holds %d tools the agent does not have (%s); they are searched "
+                           "past and never offered", len(foreign), _names(sorted(foreign)))
+        self.foreign = foreign
+        self.live_tools = LiveTools()
+        self.live_tools.update({held.get(t.name, t.name): t for t in tools},
+                               names={held.get(t.name, t.name): t.name for t in tools})
 
     async def aensure(self, tools: Sequence[BaseTool]) -> bool:
         """:meth:`ensure` off the event loop (embedding new tools takes a while)."""
@@ -146,49 +193,145 @@ class ToolIndex:
     # ------------------------------------------------------------------ reading
     def tool(self, name: str) -> BaseTool | None:
         """The live tool named ``name`` (a knowledge-base id or name), or None."""
-        return self._by_name.get(name)
+        return self.live_tools.by_name(name) or self.unindexed.get(name)
 
     @property
     def tools(self) -> list[BaseTool]:
-        return list(self._by_name.values())
+        return [tool for _, tool in self.live_tools.items()] + list(self.unindexed.values())
 
-    def live(self, result: SearchResult) -> list[BaseTool]:
-        """The live tools of a search result, best first (ids not bound to a tool are skipped)."""
+    def live(self, result: SearchResult, *, query: str | None = None) -> list[BaseTool]:
+        """The live tools of a search result, best first (ids not bound to a tool are skipped).
+
+        With ``query``: a tool that could not be indexed is put first when the query names it
+        exactly, in place of the last result (so the count does not grow).
+        """
         out: list[BaseTool] = []
         for scored in result.tools:
-            tool = self._by_name.get(scored.id) or self._by_name.get(scored.name)
+            tool = self.live_tools.get(scored.id) or self.live_tools.by_name(scored.name)
             if tool is not None and tool not in out:
                 out.append(tool)
+        named = [t for n, t in self.unindexed.items() if query and n in query.split()] if self.unindexed else []
+        if named:
+            out = [*named, *(t for t in out if t not in named)][: max(len(out), len(named))]
         return out
 
+    def names(self, result: SearchResult, *, query: str | None = None) -> list[str]:
+        """The tool names of a search result (for graph state), with an unindexable tool the
+        query names exactly put first in place of the last one, as :meth:`live` does."""
+        names = [t.name for t in result.tools]
+        named = [n for n in self.unindexed if query and n in query.split()]
+        return [*named, *(n for n in names if n not in named)][: max(len(names), len(named))]
+
+    def _depth(self, k: K) -> K:
+        """How deep to search so that ``k`` of the agent's own tools survive the foreign ones."""
+        if not self.foreign or k == "auto":
+            return k
+        limit = (self.config or self.kb.config).max_k
+        return min(limit, int(k) + len(self.foreign))
+
+    def _own(self, result: SearchResult, k: K) -> SearchResult:
+        if not self.foreign:
+            return result
+        kept = [t for t in result.tools if t.name not in self.foreign]
+        return result.model_copy(update={"tools": kept if k == "auto" else kept[: int(k)]})
+
     def search(self, query: str, k: K = 5, *, config: RetrievalConfig | str | None = None,
-               history: Sequence[Any] | None = None) -> SearchResult:
-        """``kb.search`` with this index's config; ``history`` = the earlier conversation (LLM planner)."""
-        return self.kb.search(query, k, config=config or self.config, history=history, llm=self.llm)
+               conversation: Sequence[Any] | None = None) -> SearchResult:
+        """``kb.search`` with this index's config and LLM; ``conversation`` = the earlier chat (LLM planner)."""
+        result = self.kb.search(query, self._depth(k), config=config or self.config,
+                                conversation=conversation, llm=self.llm)
+        return self._own(result, k)
 
     async def asearch(self, query: str, k: K = 5, *, config: RetrievalConfig | str | None = None,
-                      history: Sequence[Any] | None = None) -> SearchResult:
-        return await self.kb.asearch(query, k, config=config or self.config, history=history, llm=self.llm)
+                      conversation: Sequence[Any] | None = None) -> SearchResult:
+        result = await self.kb.asearch(query, self._depth(k), config=config or self.config,
+                                       conversation=conversation, llm=self.llm)
+        return self._own(result, k)
 
     def begin_search(self, query: str, k: K = 5, *, config: RetrievalConfig | str | None = None,
-                     history: Sequence[Any] | None = None) -> SearchState:
+                     conversation: Sequence[Any] | None = None) -> SearchState:
         """A not yet run search over the knowledge base, for driving the pipeline stages."""
-        return self.kb.begin_search(query, k, config=config or self.config, history=history, llm=self.llm)
+        return self.kb.begin_search(query, self._depth(k), config=config or self.config,
+                                    conversation=conversation, llm=self.llm)
+
+    def finish(self, result: SearchResult, k: K) -> SearchResult:
+        """A result of :meth:`begin_search` cut to the agent's own tools (see the class doc)."""
+        return self._own(result, k)
+
+    # ------------------------------------------------------------------ one user turn
+    def search_turn(self, messages: Sequence[BaseMessage], k: K = 5) -> SearchResult | None:
+        """The tools for the conversation's current user turn (None: no user message).
+
+        The latest user message is searched on its own. Only when it is a follow-up — it
+        refers back (:func:`~langchain_toolret.conversation.refers_back`) or its best tool
+        scores under :data:`FOLLOW_UP_MIN_SCORE` — is it searched again with the earlier user
+        messages as context, and the context's tools then fill the places its own
+        well-scored tools leave (all places, when none scores well). The trace says which.
+        """
+        query = conversation_query(messages)
+        if query is None:
+            return None
+        return self.follow_up(messages, self.search(query, k, conversation=earlier_turns(messages)), k)
+
+    async def asearch_turn(self, messages: Sequence[BaseMessage], k: K = 5) -> SearchResult | None:
+        """:meth:`search_turn` without blocking the event loop."""
+        query = conversation_query(messages)
+        if query is None:
+            return None
+        own = await self.asearch(query, k, conversation=earlier_turns(messages))
+        return await asyncio.to_thread(self.follow_up, messages, own, k)
+
+    def follow_up(self, messages: Sequence[BaseMessage], own: SearchResult, k: K) -> SearchResult:
+        """``own`` (the latest user message's result) with the earlier turns' tools filling the
+        places its well-scored tools leave, when the message is a follow-up; else ``own``."""
+        query, context = conversation_query(messages), follow_up_query(messages)
+        if not query or not context or not self._is_follow_up(query, own):
+            return own
+        return self._with_context(own, context, k, self.search(context, k, conversation=earlier_turns(messages)))
+
+    @staticmethod
+    def _is_follow_up(query: str, own: SearchResult) -> bool:
+        best = own.tools[0].score if own.tools else 0.0
+        return refers_back(query) or best < FOLLOW_UP_MIN_SCORE
+
+    @staticmethod
+    def _with_context(own: SearchResult, context: str, k: K, extra: SearchResult) -> SearchResult:
+        start = time.perf_counter()
+        keep = [t for t in own.tools if t.score >= FOLLOW_UP_MIN_SCORE]
+        merged = list(keep)
+        for scored in [*extra.tools, *own.tools]:
+            if all(t.id != scored.id for t in merged):
+                merged.append(scored)
+        size = len(own.tools) if k == "auto" else int(k)
+        note = (f"follow-up: kept {len(keep)} tool(s) of the message's own, filled the rest from "
+                f"the earlier turns ({context!r})")
+        step = TraceStep(stage="follow_up", path="offline", ms=(time.perf_counter() - start) * 1000, note=note)
+        return own.model_copy(update={"tools": merged[:size], "trace": [*own.trace, *extra.trace, step]})
 
     def select(self, query: str, k: K = 5) -> list[BaseTool]:
         """The live tools that best serve ``query``."""
-        return self.live(self.search(query, k))
+        return self.live(self.search(query, k), query=query)
+
+    # ------------------------------------------------------------------ cold start
+    def warmup(self, tools: Sequence[BaseTool] | None = None) -> float:
+        """Load the embedding model (and the cross-encoder a preset uses) and run one search,
+        so the first agent call is not the slow one; ``tools`` are indexed first when given.
+        Returns the seconds it took."""
+        start = time.perf_counter()
+        if tools is not None:
+            self.ensure(tools)
+        self.kb.embedder.embed(["warm up"])
+        if len(self.kb):
+            self.search("warm up", 1)
+        return time.perf_counter() - start
 
     def __len__(self) -> int:
         return len(self.kb)
 
     def __repr__(self) -> str:
-        return f"ToolIndex({len(self._by_name)} live tools, {self.kb!r})"
+        return f"ToolIndex({len(self.live_tools)} live tools, {self.kb!r})"
 
 
-def _content_hash(docs: Sequence[Any]) -> str:
-    h = hashlib.sha256()
-    for doc in docs:
-        key = f"{doc.id}\0{doc.content_hash}" if hasattr(doc, "content_hash") else repr(doc)
-        h.update(key.encode("utf-8", "surrogatepass") + b"\n")
-    return h.hexdigest()
+def _names(names: Sequence[str], limit: int = 10) -> str:
+    shown = ", ".join(names[:limit])
+    return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")

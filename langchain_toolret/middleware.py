@@ -5,21 +5,29 @@ set-up. Before each model call the middleware narrows ``request.tools`` to the t
 retrieves for the conversation. Compared with LangChain's ``LLMToolSelectorMiddleware``:
 
 * selection is retrieval (milliseconds, no tokens); an LLM step runs only when configured
-  (``llm=``, which turns on ``preset="full"``);
-* the query is built from the conversation (:mod:`langchain_toolret.conversation`), so a
-  follow-up such as "and in Fahrenheit?" still finds the weather tool;
+  (``llm=``, which turns on ``config="full"``);
+* the query is the latest user message; earlier turns are added only when it is a follow-up
+  ("and in Fahrenheit?", "book a table *there*"; :meth:`~langchain_toolret.index.ToolIndex.search_turn`),
+  and never displace the message's own well-scored tools — "play some jazz" after "turn on
+  the lights" does not inherit the lights tool;
 * the selection is pinned for the user turn: every model call of the tool loop gets the same
   tools in the same order (no re-selection, a stable prompt prefix for provider caching),
   and a new user message selects again;
 * ``always_include`` tools are always offered; ``search_tool=True`` adds a ``search_tools``
   tool the model can call to widen its set for the rest of the turn;
-* a failing selector never breaks the agent: it logs and offers the ``fallback`` set;
+* one bad tool (a 100,000-character description, a schema that does not convert) is indexed
+  shortened or by name, with a warning naming it; it never switches selection off;
+* a failing selector never breaks the agent: it logs and offers the ``fallback`` set, at most
+  ``tool_limit`` tools (128, the provider limit);
+* every selection is a child run named ``ToolSelectionMiddleware`` in LangSmith / callbacks,
+  with the query, the chosen tools, their scores and the engine's trace as outputs;
 * ``condensed_descriptions=True`` (opt-in) hands the model copies of the tools whose
   description is the condensed card's text (:mod:`langchain_toolret.condensed`), in fewer tokens.
 
 The first call indexes ``request.tools`` (an in-memory knowledge base, cached by content
-hash; a changed tool set re-embeds only the tools that changed); pass ``knowledge_base=`` to
-use one you built instead.
+hash; a changed tool set re-embeds only the tools that changed; :meth:`warmup` does it ahead);
+pass ``knowledge_base=`` to use one you built instead. Migrating from
+``LLMToolSelectorMiddleware(max_tools=3, always_include=[...])``: change the class name.
 """
 
 from __future__ import annotations
@@ -32,16 +40,10 @@ from langchain.agents.middleware.types import PrivateStateAttr
 from langchain_core.messages import BaseMessage
 from typing_extensions import NotRequired
 
-from langchain_toolret.conversation import (
-    conversation_query,
-    current_turn,
-    earlier_turns,
-    tool_results,
-    turn_key,
-)
-from langchain_toolret.index import K
-from langchain_toolret.narrowing import Fallback, NarrowingMiddleware, Step
-from toolret import RetrievalConfig, SearchResult, ToolKnowledgeBase
+from langchain_toolret.conversation import conversation_query, current_turn, earlier_turns, tool_results, turn_key
+from langchain_toolret.narrowing import DEFAULT_TOOL_LIMIT, Fallback, NarrowingMiddleware, Step
+from langchain_toolret.options import config_argument
+from toolret import K, QueryError, RetrievalConfig, SearchResult, ToolKnowledgeBase, validate_k
 
 __all__ = ["ToolSelectionMiddleware", "ToolSelectionState"]
 
@@ -59,18 +61,22 @@ class ToolSelectionMiddleware(NarrowingMiddleware):
 
     Args:
         k: tools to select per turn (or ``"auto"`` for a precise set).
-        knowledge_base: a prebuilt :class:`toolret.ToolKnowledgeBase` whose tool names match
-            the agent's tools; default: index ``request.tools`` on first use.
-        preset: retrieval preset or ``RetrievalConfig`` (default ``"full"`` when ``llm`` is
-            given, else ``"fast"``).
+        max_tools: the same as ``k``, under ``LLMToolSelectorMiddleware``'s name (pass one).
+        knowledge_base: a prebuilt :class:`toolret.ToolKnowledgeBase` holding every agent tool
+            (a missing one is a ``KnowledgeBaseError`` naming it; extra ones are never offered);
+            default: index ``request.tools`` on first use.
+        config: retrieval preset or ``RetrievalConfig`` (default ``"full"`` when ``llm`` is
+            given, else ``"fast"``); ``preset=`` is its deprecated name.
         llm: a LangChain chat model (or toolret LLM) for the engine's LLM steps.
         embedder: the embedding model for an indexed-on-first-use knowledge base.
         always_include: tool names offered on every call, outside the ``k``.
         search_tool: add the ``search_tools`` escape hatch (``True``, or the tool's name).
         search_k: tools one ``search_tools`` call returns.
         fallback: tools offered when selection fails: ``"all"``, ``"always_include"`` or names.
-        query_builder: conversation → query (default
-            :func:`~langchain_toolret.conversation.conversation_query`).
+        tool_limit: most tools one model call is sent, the fallback included (default 128).
+        query_builder: conversation → query; default: the latest user message, with the
+            follow-up rule of :meth:`~langchain_toolret.index.ToolIndex.search_turn` (a custom
+            builder's query is searched as it is).
         condensed_descriptions: bind copies of the tools described by
             :func:`toolret.cards.card.agent_description` instead of their raw descriptions (the
             ``always_include`` tools too: they are sent on every call, so they save the most;
@@ -86,26 +92,31 @@ class ToolSelectionMiddleware(NarrowingMiddleware):
 
     def __init__(
         self,
-        k: K = 5,
+        k: K | None = None,
         *,
+        max_tools: int | None = None,
         knowledge_base: ToolKnowledgeBase | None = None,
-        preset: str | RetrievalConfig | None = None,
+        config: str | RetrievalConfig | None = None,
         llm: Any = None,
         embedder: Any = None,
-        always_include: Sequence[str] = (),
+        always_include: Sequence[str] | None = (),
         search_tool: bool | str = False,
         search_k: int = 5,
         fallback: Fallback = "all",
+        tool_limit: int = DEFAULT_TOOL_LIMIT,
         query_builder: Callable[[list[BaseMessage]], str | None] | None = None,
         condensed_descriptions: bool = False,
+        preset: str | RetrievalConfig | None = None,
     ) -> None:
-        if k != "auto" and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
-            raise ValueError(f"k must be a positive integer or 'auto', not {k!r}")
-        super().__init__(knowledge_base=knowledge_base, preset=preset, llm=llm, embedder=embedder,
-                         always_include=always_include, search_tool=search_tool, search_k=search_k,
-                         fallback=fallback, condensed_descriptions=condensed_descriptions)
-        self.k = k
-        self.query_builder = query_builder or conversation_query
+        if k is not None and max_tools is not None and k != max_tools:
+            raise QueryError(f"pass k= or max_tools= (the same setting), not both ({k!r} and {max_tools!r})")
+        k = validate_k(next((v for v in (k, max_tools) if v is not None), 5))
+        super().__init__(knowledge_base=knowledge_base, config=config_argument(config, preset, type(self).__name__),
+                         llm=llm, embedder=embedder, always_include=always_include or (), search_tool=search_tool,
+                         search_k=search_k, fallback=fallback, condensed_descriptions=condensed_descriptions,
+                         tool_limit=tool_limit)
+        self.k: K = k
+        self.query_builder = query_builder
 
     def _prepare(self, request: ModelRequest[Any], step: Step) -> None:
         messages = list(request.messages)
@@ -114,11 +125,14 @@ class ToolSelectionMiddleware(NarrowingMiddleware):
         if pinned and turn is not None and pinned.get("turn") == turn:
             step.data["names"] = list(pinned.get("tools", []))
         else:
-            step.query = self.query_builder(messages)
+            step.query = (self.query_builder or conversation_query)(messages)
             if not step.query:
-                raise ValueError("the conversation has no user message to select tools for")
+                raise QueryError("the conversation has no user message to select tools for")
             step.k = self.k
-            step.history = earlier_turns(messages)
+            if self.query_builder is None:
+                step.messages = messages
+            else:  # a custom query is searched as it is; an LLM planner still reads the chat before it
+                step.data["conversation"] = earlier_turns(messages)
         step.data["turn"] = turn
         step.data["discovered"] = [
             str(name)
@@ -133,7 +147,7 @@ class ToolSelectionMiddleware(NarrowingMiddleware):
     ) -> tuple[list[str], dict[str, Any] | None]:
         update = None
         if result is not None:
-            names = [t.name for t in self.index.live(result)]
+            names = [t.name for t in self.index.live(result, query=step.query)]
             update = {_KEY: {"turn": step.data["turn"], "query": step.query, "tools": names}}
         else:
             names = step.data["names"]

@@ -23,21 +23,25 @@ from langchain.agents.middleware import (
     ModelRequest,
     ModelResponse,
 )
-from langchain_core.messages import AIMessage
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.runnables import RunnableLambda
 from langchain_core.tools import BaseTool
 from langgraph.types import Command
 
 from langchain_toolret.condensed import CondensedTools
-from langchain_toolret.index import K, ToolIndex
+from langchain_toolret.index import ToolIndex
+from langchain_toolret.options import selection_record
 from langchain_toolret.search_tool import DEFAULT_SEARCH_TOOL_NAME, create_search_tool
-from toolret import RetrievalConfig, SearchResult, ToolKnowledgeBase
+from toolret import K, KnowledgeBaseError, RetrievalConfig, SearchResult, ToolKnowledgeBase
 
-__all__ = ["Fallback", "NarrowingMiddleware", "Step"]
+__all__ = ["DEFAULT_TOOL_LIMIT", "Fallback", "NarrowingMiddleware", "Step"]
 
 logger = logging.getLogger("toolret")
 
 #: What the model gets when selection fails: every tool, only ``always_include``, or these names.
 Fallback = Literal["all", "always_include"] | Sequence[str]
+#: Most tools one model call is sent, whatever happens (OpenAI's limit is 128 tools per request).
+DEFAULT_TOOL_LIMIT = 128
 
 
 @dataclass
@@ -49,8 +53,9 @@ class Step:
     extra: list[Any]
     query: str | None = None
     k: K = 5
-    #: The conversation before the current user message (read by an LLM planner only).
-    history: list[Any] = field(default_factory=list)
+    #: The conversation, when the turn's tools are searched from it (follow-up rule of
+    #: :meth:`~langchain_toolret.index.ToolIndex.search_turn`) rather than from ``query`` alone.
+    messages: list[BaseMessage] | None = None
     data: dict[str, Any] = field(default_factory=dict)
 
 
@@ -61,7 +66,7 @@ class NarrowingMiddleware(AgentMiddleware[Any, Any, Any]):
         self,
         *,
         knowledge_base: ToolKnowledgeBase | None,
-        preset: str | RetrievalConfig | None,
+        config: str | RetrievalConfig | None,
         llm: Any,
         embedder: Any,
         always_include: Sequence[str],
@@ -69,18 +74,24 @@ class NarrowingMiddleware(AgentMiddleware[Any, Any, Any]):
         search_k: int,
         fallback: Fallback,
         condensed_descriptions: bool = False,
+        tool_limit: int = DEFAULT_TOOL_LIMIT,
+        search_min_score: float | None = None,
     ) -> None:
         super().__init__()
         if isinstance(fallback, str) and fallback not in ("all", "always_include"):
             raise ValueError(f"fallback must be 'all', 'always_include' or a list of tool names, not {fallback!r}")
-        config = preset if preset is not None else ("full" if llm is not None else None)
+        if isinstance(tool_limit, bool) or not isinstance(tool_limit, int) or tool_limit < 1:
+            raise ValueError(f"tool_limit must be a positive integer, not {tool_limit!r}")
         self.index = ToolIndex(knowledge_base, config=config, embedder=embedder, llm=llm)
         self.always_include = list(dict.fromkeys(always_include))
         self.fallback = fallback
+        #: Most tools one model call is sent (the provider's limit), the fallback included.
+        self.tool_limit = tool_limit
         self.search_tool_name: str | None = None
         if search_tool:
             self.search_tool_name = search_tool if isinstance(search_tool, str) else DEFAULT_SEARCH_TOOL_NAME
         self.tools = [create_search_tool(self.index, name=self.search_tool_name, k=search_k,
+                                         min_score=search_min_score,
                                          condensed_descriptions=condensed_descriptions)] \
             if self.search_tool_name else []
         #: Copies of the offered tools with condensed descriptions (None: the option is off).
@@ -88,6 +99,12 @@ class NarrowingMiddleware(AgentMiddleware[Any, Any, Any]):
             self.index, skip=[self.search_tool_name] if self.search_tool_name else []
         ) if condensed_descriptions else None
         self._warned: set[str] = set()
+
+    def warmup(self, tools: Sequence[BaseTool] | None = None) -> float:
+        """Load the embedding model and run one search now, so the agent's first call is not
+        slow; ``tools`` (the agent's tools) are indexed too when given. Returns the seconds taken."""
+        candidates = None if tools is None else [t for t in tools if t.name not in self._fixed_names()]
+        return self.index.warmup(candidates)
 
     # ------------------------------------------------------------------ for subclasses
     def _prepare(self, request: ModelRequest[Any], step: Step) -> None:
@@ -101,8 +118,11 @@ class NarrowingMiddleware(AgentMiddleware[Any, Any, Any]):
         raise NotImplementedError
 
     # ------------------------------------------------------------------ shared steps
+    def _fixed_names(self) -> set[str]:
+        return {*self.always_include, *([self.search_tool_name] if self.search_tool_name else [])}
+
     def _split(self, request: ModelRequest[Any]) -> Step:
-        fixed_names = {*self.always_include, *([self.search_tool_name] if self.search_tool_name else [])}
+        fixed_names = self._fixed_names()
         tools = [t for t in request.tools if isinstance(t, BaseTool)]
         fixed = sorted((t for t in tools if t.name in fixed_names),
                        key=lambda t: (t.name == self.search_tool_name, t.name))
@@ -117,18 +137,30 @@ class NarrowingMiddleware(AgentMiddleware[Any, Any, Any]):
     def _narrow(self, request: ModelRequest[Any], step: Step, names: list[str]) -> ModelRequest[Any]:
         by_name = {t.name: t for t in step.candidates}
         chosen = [by_name[n] for n in dict.fromkeys(names) if n in by_name]
-        return request.override(tools=[*step.fixed, *chosen, *step.extra])
+        return request.override(tools=self._capped([*step.fixed, *chosen, *step.extra]))
+
+    def _capped(self, tools: list[Any]) -> list[Any]:
+        """``tools`` cut to :attr:`tool_limit` (the fixed tools come first, so they stay)."""
+        if len(tools) <= self.tool_limit:
+            return tools
+        logger.warning("%s: %d tools exceed tool_limit=%d; sending the first %d", self.name, len(tools),
+                       self.tool_limit, self.tool_limit)
+        return tools[: self.tool_limit]
 
     def _fallback(self, request: ModelRequest[Any], exc: BaseException) -> ModelRequest[Any]:
         logger.warning("%s: tool selection failed (%s: %s); offering the fallback tools (%s)",
                        self.name, type(exc).__name__, exc,
                        self.fallback if isinstance(self.fallback, str) else ", ".join(self.fallback))
         if self.fallback == "all":
-            return request
+            fixed = self._fixed_names()
+            tools = list(request.tools)
+            first = [t for t in tools if isinstance(t, BaseTool) and t.name in fixed]
+            return request.override(tools=self._capped([*first, *(t for t in tools if t not in first)]))
         keep = set(self.always_include) if self.fallback == "always_include" else set(self.fallback)
         if self.search_tool_name:
             keep.add(self.search_tool_name)
-        return request.override(tools=[t for t in request.tools if not isinstance(t, BaseTool) or t.name in keep])
+        return request.override(tools=self._capped(
+            [t for t in request.tools if not isinstance(t, BaseTool) or t.name in keep]))
 
     def _condense(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
         """With ``condensed_descriptions``: the offered tools as copies carrying their condensed text."""
@@ -152,6 +184,42 @@ class NarrowingMiddleware(AgentMiddleware[Any, Any, Any]):
             how = f"retrieved for {step.query!r}" if step.query else "kept"
             logger.debug("%s: %s -> %s (%.1f ms)", self.name, how, names, (time.perf_counter() - start) * 1000)
 
+    # ------------------------------------------------------------------ the selection, as a traced run
+    def _record(self, step: Step, result: SearchResult | None, names: list[str]) -> dict[str, Any]:
+        return selection_record(step.query, result, names)
+
+    def _select(self, request: ModelRequest[Any], step: Step) -> dict[str, Any]:
+        self.index.ensure(step.candidates)  # the search tool reads the index too
+        result = None
+        if step.messages is not None:
+            result = self.index.search_turn(step.messages, step.k)
+        elif step.query:
+            result = self.index.search(step.query, step.k, conversation=step.data.get("conversation"))
+        names, update = self._finish(request, step, result)
+        step.data["out"] = names, update
+        return self._record(step, result, names)
+
+    async def _aselect(self, request: ModelRequest[Any], step: Step) -> dict[str, Any]:
+        await self.index.aensure(step.candidates)
+        result = None
+        if step.messages is not None:
+            result = await self.index.asearch_turn(step.messages, step.k)
+        elif step.query:
+            result = await self.index.asearch(step.query, step.k, conversation=step.data.get("conversation"))
+        names, update = self._finish(request, step, result)
+        step.data["out"] = names, update
+        return self._record(step, result, names)
+
+    def _run(self, request: ModelRequest[Any], step: Step) -> RunnableLambda[Any, Any]:
+        """The selection as a child run named after this middleware (LangSmith, callbacks)."""
+        def select(_: Any) -> dict[str, Any]:
+            return self._select(request, step)
+
+        async def aselect(_: Any) -> dict[str, Any]:
+            return await self._aselect(request, step)
+
+        return RunnableLambda(select, afunc=aselect, name=self.name)
+
     # ------------------------------------------------------------------ hooks
     def wrap_model_call(
         self, request: ModelRequest[Any], handler: Callable[[ModelRequest[Any]], ModelResponse[Any]]
@@ -161,13 +229,12 @@ class NarrowingMiddleware(AgentMiddleware[Any, Any, Any]):
         try:
             step = self._split(request)
             self._prepare(request, step)
-            result = None
-            self.index.ensure(step.candidates)  # the search tool reads the index too
-            if step.query:
-                result = self.index.search(step.query, step.k, history=step.history)
-            names, update = self._finish(request, step, result)
+            self._run(request, step).invoke({"query": step.query, "k": step.k})
+            names, update = step.data["out"]
             narrowed = self._narrow(request, step, names)
             self._log(step, narrowed, start)
+        except KnowledgeBaseError:
+            raise  # a knowledge base that does not match the agent's tools is a set-up error
         except Exception as exc:  # noqa: BLE001 - a selector failure must not break the agent
             narrowed, update = self._fallback(request, exc), None
         return self._respond(handler(self._condense(narrowed)), update)
@@ -180,13 +247,12 @@ class NarrowingMiddleware(AgentMiddleware[Any, Any, Any]):
         try:
             step = self._split(request)
             self._prepare(request, step)
-            result = None
-            await self.index.aensure(step.candidates)
-            if step.query:
-                result = await self.index.asearch(step.query, step.k, history=step.history)
-            names, update = self._finish(request, step, result)
+            await self._run(request, step).ainvoke({"query": step.query, "k": step.k})
+            names, update = step.data["out"]
             narrowed = self._narrow(request, step, names)
             self._log(step, narrowed, start)
+        except KnowledgeBaseError:
+            raise
         except Exception as exc:  # noqa: BLE001 - a selector failure must not break the agent
             narrowed, update = self._fallback(request, exc), None
         return self._respond(await handler(self._condense(narrowed)), update)

@@ -5,6 +5,16 @@ state; the model node binds only those tools (``bind_tools``); a ``ToolNode`` kn
 tool, so whatever the model calls can run. Both nodes work in sync and async graphs (the
 async path searches off the event loop).
 
+Neither node does nothing silently:
+
+* the model node in a graph whose state has no ``selected_tools`` (a plain ``MessagesState``)
+  selects the turn's tools itself, as :class:`~langchain_toolret.middleware.ToolSelectionMiddleware`
+  does (``k`` tools for the latest user message, earlier turns only for a follow-up);
+* the selector node raises :class:`toolret.QueryError` when the conversation has no user
+  message (there is nothing to select for), instead of selecting nothing;
+* both search with the follow-up rule of :meth:`~langchain_toolret.index.ToolIndex.search_turn`,
+  and the engine's query rule (:mod:`toolret.retrieval.query_text`) handles long requests.
+
 Example::
 
     builder = StateGraph(ToolRetrievalState)
@@ -20,6 +30,7 @@ Example::
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -30,10 +41,10 @@ from langchain_core.tools import BaseTool
 from langgraph.graph import MessagesState
 
 from langchain_toolret.condensed import CondensedTools
-from langchain_toolret.conversation import conversation_query
-from langchain_toolret.index import K, ToolIndex
+from langchain_toolret.index import ToolIndex
+from langchain_toolret.options import config_argument, record_selection
 from langchain_toolret.retriever import ToolRetriever
-from toolret import RetrievalConfig, SearchResult, ToolKnowledgeBase
+from toolret import K, QueryError, RetrievalConfig, SearchResult, ToolKnowledgeBase, validate_k
 
 __all__ = ["ToolRetrievalState", "create_model_node", "create_tool_retrieval_node"]
 
@@ -53,33 +64,53 @@ def create_tool_retrieval_node(
     key: str = "selected_tools",
     messages_key: str = "messages",
     always_include: Sequence[str] = (),
-    preset: str | RetrievalConfig | None = None,
+    config: str | RetrievalConfig | None = None,
     llm: Any = None,
     query_builder: Callable[[list[BaseMessage]], str | None] | None = None,
+    preset: str | RetrievalConfig | None = None,
 ) -> RunnableLambda[dict[str, Any], dict[str, Any]]:
     """A node that reads the conversation from ``state[messages_key]`` and writes the names
     (the ids LangChain and ``ToolNode`` use) of the retrieved tools, ``always_include``
     first, to ``state[key]``.
 
     ``source`` is the tools to index (in memory, once), a :class:`ToolRetriever`, a
-    :class:`~langchain_toolret.index.ToolIndex` or a prebuilt ``ToolKnowledgeBase``. A
-    conversation without a user message selects only ``always_include``.
+    :class:`~langchain_toolret.index.ToolIndex` or a prebuilt ``ToolKnowledgeBase``.
+    ``config`` is a preset name or ``RetrievalConfig`` (``preset=``: deprecated name). The
+    query is the latest user message, with earlier turns for a follow-up
+    (:meth:`~langchain_toolret.index.ToolIndex.search_turn`); a ``query_builder``'s query is
+    searched as it is. A conversation without a user message raises :class:`toolret.QueryError`.
     """
-    index = ToolIndex.coerce(source, config=preset, llm=llm)
-    build = query_builder or conversation_query
+    index = ToolIndex.coerce(source, config=config_argument(config, preset, "create_tool_retrieval_node"), llm=llm)
+    k = validate_k(k)
     fixed = list(dict.fromkeys(always_include))
 
-    def _update(result: SearchResult | None) -> dict[str, Any]:
-        ids = [] if result is None else [t.name for t in result.tools]
-        return {key: list(dict.fromkeys([*fixed, *ids]))}
+    def _messages(state: dict[str, Any]) -> list[BaseMessage]:
+        if messages_key not in state:
+            raise QueryError(f"the tool retrieval node reads state[{messages_key!r}], which this graph's state "
+                             "does not have; pass messages_key= to name the conversation's key")
+        return list(state.get(messages_key) or [])
+
+    def _update(result: SearchResult | None, query: str | None) -> dict[str, Any]:
+        if result is None:
+            raise QueryError(f"the tool retrieval node found no user message in state[{messages_key!r}]: there "
+                             "is nothing to select tools for (run it after the user's message)")
+        names = list(dict.fromkeys([*fixed, *index.names(result, query=query)]))
+        record_selection("tool_selection", query or result.query, result, names)
+        return {key: names}
 
     def select(state: dict[str, Any]) -> dict[str, Any]:
-        query = build(list(state.get(messages_key) or []))
-        return _update(index.search(query, k) if query else None)
+        messages = _messages(state)
+        if query_builder is None:
+            return _update(index.search_turn(messages, k), None)
+        query = query_builder(messages)
+        return _update(index.search(query, k) if query else None, query)
 
     async def aselect(state: dict[str, Any]) -> dict[str, Any]:
-        query = build(list(state.get(messages_key) or []))
-        return _update(await index.asearch(query, k) if query else None)
+        messages = _messages(state)
+        if query_builder is None:
+            return _update(await index.asearch_turn(messages, k), None)
+        query = query_builder(messages)
+        return _update(await index.asearch(query, k) if query else None, query)
 
     return RunnableLambda(select, afunc=aselect, name="tool_retrieval")
 
@@ -93,26 +124,53 @@ def create_model_node(
     system_prompt: str | None = None,
     condensed_descriptions: bool = False,
     cards: ToolIndex | ToolKnowledgeBase | ToolRetriever | None = None,
+    k: K = 5,
+    config: str | RetrievalConfig | None = None,
 ) -> RunnableLambda[dict[str, Any], dict[str, Any]]:
     """A node that calls ``model`` with only the tools whose ids are in ``state[key]`` bound.
 
     ``tools`` are all the tools the graph knows (the same list its ``ToolNode`` gets); ids
     not among them are ignored, so a stale selection cannot bind a tool that does not exist.
+    When the state has no ``key`` at all (a plain ``MessagesState`` graph without a selector
+    node), the node selects ``k`` tools for the current user turn itself, as the middleware
+    does (an index over ``tools``, or over ``cards`` when it is a ``ToolIndex``/``ToolRetriever``,
+    built on first use; ``config`` as for the selector node) — it never binds nothing silently.
     ``condensed_descriptions=True`` (opt-in) binds copies of the selected tools described by
     their condensed card (:mod:`langchain_toolret.condensed`): the card the knowledge base of
     ``cards`` holds for the tool (an LLM card when one was written), else the offline card.
     The ``ToolNode`` still runs the user's own tools.
     """
     by_name = {t.name: t for t in tools}
+    k = validate_k(k)
     source = cards.index if isinstance(cards, ToolRetriever) else cards
     condensed = CondensedTools(source) if condensed_descriptions else None
+    own: list[ToolIndex] = []
+
+    def _index() -> ToolIndex:
+        if not own:
+            if isinstance(source, ToolIndex):
+                own.append(source)
+            else:
+                index = ToolIndex(source, config=config)
+                index.ensure(list(tools))
+                own.append(index)
+        return own[0]
+
+    def _select(state: dict[str, Any], messages: list[BaseMessage]) -> list[str]:
+        if key in state:
+            return list(state.get(key) or [])
+        result = _index().search_turn(messages, k)
+        names = _index().names(result) if result is not None else []
+        if result is not None:
+            record_selection("tool_selection", result.query, result, names)
+        return names
 
     def _call(state: dict[str, Any]) -> tuple[Any, list[BaseMessage]]:
-        selected = [by_name[i] for i in state.get(key) or [] if i in by_name]
+        messages = list(state.get(messages_key) or [])
+        selected = [by_name[i] for i in _select(state, messages) if i in by_name]
         if condensed is not None:
             selected = condensed.tools(selected)
         bound = model.bind_tools(selected) if selected else model
-        messages = list(state.get(messages_key) or [])
         if system_prompt:
             messages = [SystemMessage(system_prompt), *messages]
         return bound, messages
@@ -122,7 +180,9 @@ def create_model_node(
         return {messages_key: [bound.invoke(messages)]}
 
     async def acall(state: dict[str, Any]) -> dict[str, Any]:
-        bound, messages = _call(state)
+        if key not in state and not own:
+            await asyncio.to_thread(_index)  # the first indexing embeds every tool: off the loop
+        bound, messages = await asyncio.to_thread(_call, state) if key not in state else _call(state)
         return {messages_key: [await bound.ainvoke(messages)]}
 
     return RunnableLambda(call, afunc=acall, name="model")

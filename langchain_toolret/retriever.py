@@ -40,8 +40,9 @@ from langchain_core.tools import BaseTool
 from pydantic import ConfigDict, Field, PrivateAttr, field_validator
 
 from langchain_toolret.condensed import CondensedTools
-from langchain_toolret.index import K, ToolIndex
-from toolret import RetrievalConfig, SearchResult, ToolKnowledgeBase
+from langchain_toolret.index import ToolIndex
+from langchain_toolret.options import config_argument
+from toolret import K, RetrievalConfig, SearchResult, ToolKnowledgeBase, validate_k
 from toolret.errors import QueryError
 
 __all__ = ["ToolRetriever", "result_to_documents"]
@@ -95,9 +96,7 @@ class ToolRetriever(BaseRetriever):
     @field_validator("k")
     @classmethod
     def _check_k(cls, value: K) -> K:
-        if value != "auto" and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-            raise ValueError(f"k must be a positive integer or 'auto', not {value!r}")
-        return value
+        return validate_k(value)
 
     @classmethod
     def from_tools(
@@ -105,16 +104,20 @@ class ToolRetriever(BaseRetriever):
         tools: Iterable[BaseTool | Any],
         *,
         k: K = 5,
-        preset: str | RetrievalConfig = "fast",
+        config: str | RetrievalConfig | None = None,
         embedder: Any = None,
         llm: Any = None,
         condensed_descriptions: bool = False,
+        preset: str | RetrievalConfig | None = None,
     ) -> ToolRetriever:
         """Index ``tools`` in an in-memory knowledge base and retrieve from it.
 
-        ``llm`` (a LangChain chat model or a toolret LLM) is used by ``preset="full"``.
+        ``config``: preset name or ``RetrievalConfig`` (default ``"fast"``, or ``"full"`` with
+        an ``llm``; ``preset=`` is its deprecated name). ``llm`` (a LangChain chat model or a
+        toolret LLM) is what ``"full"`` plans and reranks with.
         """
-        index = ToolIndex.from_tools(tools, config=preset, embedder=embedder, llm=llm)
+        config = config_argument(config, preset, "ToolRetriever.from_tools")
+        index = ToolIndex.from_tools(tools, config=config, embedder=embedder, llm=llm)
         return cls(index=index, k=k, condensed_descriptions=condensed_descriptions)
 
     @property
@@ -124,7 +127,7 @@ class ToolRetriever(BaseRetriever):
     def _k(self, k: K | None) -> K:
         if k is None:
             return self.k
-        return self._check_k(k)
+        return validate_k(k)
 
     def search(self, query: str, k: K | None = None) -> SearchResult:
         """The raw toolret result (ids, scores, plan and trace) for ``query``."""
@@ -140,11 +143,11 @@ class ToolRetriever(BaseRetriever):
     def get_tools(self, query: str, k: K | None = None) -> list[BaseTool]:
         """The live LangChain tools for ``query``, best first, ready for ``bind_tools``
         (condensed copies with ``condensed_descriptions``)."""
-        return self._present(self.index.live(self.search(query, k)))
+        return self._present(self.index.live(self.search(query, k), query=query))
 
     async def aget_tools(self, query: str, k: K | None = None) -> list[BaseTool]:
         result = await self.index.asearch(query, self._k(k), config=self.config)
-        return self._present(self.index.live(result))
+        return self._present(self.index.live(result, query=query))
 
     def _get_relevant_documents(
         self, query: str, *, run_manager: CallbackManagerForRetrieverRun, k: K | None = None

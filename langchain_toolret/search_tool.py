@@ -32,6 +32,7 @@ from langchain_core.tools import BaseTool, StructuredTool
 
 from langchain_toolret.condensed import CondensedTools
 from langchain_toolret.index import ToolIndex
+from toolret import SearchResult, validate_k
 from toolret.documents.docstrings import docstring_summary
 
 __all__ = ["DEFAULT_SEARCH_TOOL_NAME", "create_search_tool", "describe_tools"]
@@ -58,12 +59,20 @@ def describe_tools(tools: list[BaseTool]) -> str:
 
 
 def create_search_tool(index: ToolIndex, *, name: str = DEFAULT_SEARCH_TOOL_NAME, k: int = 5,
-                       condensed_descriptions: bool = False) -> StructuredTool:
+                       min_score: float | None = None, condensed_descriptions: bool = False) -> StructuredTool:
     """A tool that searches ``index`` and returns names + one-line descriptions (artifact: names).
 
+    ``k``: the most tools one search returns; ``min_score``: leave out tools scoring below it
+    (a vague search then binds fewer, better tools; None keeps all ``k``).
     ``condensed_descriptions``: describe each found tool by its condensed card, not its raw text.
     """
+    validate_k(k)
     condensed = CondensedTools(index) if condensed_descriptions else None
+
+    def _found(query: str, result: SearchResult) -> list[BaseTool]:
+        if min_score is not None:
+            result = result.model_copy(update={"tools": [t for t in result.tools if t.score >= min_score]})
+        return index.live(result, query=query)
 
     def _answer(query: str, found: list[BaseTool]) -> tuple[str, list[str]]:
         if not found:
@@ -72,10 +81,10 @@ def create_search_tool(index: ToolIndex, *, name: str = DEFAULT_SEARCH_TOOL_NAME
         return "Tools found (you can call them from now on):\n" + describe_tools(shown), [t.name for t in found]
 
     def search(query: Annotated[str, _QUERY]) -> tuple[str, list[str]]:
-        return _answer(query, index.select(query, k))
+        return _answer(query, _found(query, index.search(query, k)))
 
     async def asearch(query: Annotated[str, _QUERY]) -> tuple[str, list[str]]:
-        return _answer(query, index.live(await index.asearch(query, k)))
+        return _answer(query, _found(query, await index.asearch(query, k)))
 
     search.__doc__ = asearch.__doc__ = _DESCRIPTION
     return StructuredTool.from_function(

@@ -39,7 +39,7 @@ from toolret.index.writer import IndexWriter, SyncReport
 from toolret.results import SearchResult
 from toolret.retrieval.conversation import as_chat_history
 from toolret.retrieval.driver import drive
-from toolret.retrieval.pipeline import SearchState, validate_query
+from toolret.retrieval.pipeline import SearchState, checked_query
 from toolret.retrieval.rerank import CrossEncoderCache
 from toolret.retrieval.tool_memory import ToolMemory
 
@@ -212,10 +212,10 @@ class ToolKnowledgeBase:
         learned = self._memory.learned
         if cfg.use_learned and learned is not None and cfg.learned is None:
             cfg = cfg.model_copy(update={"learned": learned})
-        text = validate_query(query, k, cfg)
+        text = checked_query(query, k, cfg)
         auto = k == "auto"
         return SearchState(
-            snap=self._writer.snapshot, embedder=self.embedder, query=text,
+            snap=self._writer.snapshot, embedder=self.embedder, query=text.text, trace=text.trace(),
             k=cfg.auto_max_k if auto else int(k), config=cfg, llm=self.llm if llm is None else llm,
             memory=self._memory.history, cross_encoder=self._rerankers.get(cfg), auto=auto,
             conversation=as_chat_history(conversation),

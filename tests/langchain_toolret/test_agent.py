@@ -99,3 +99,17 @@ def test_lru_add_keeps_the_newest_within_the_cap():
     assert lru_add(["a", "b"], ["c"], 2) == ["b", "c"]
     assert lru_add(["a", "b", "c"], ["a"]) == ["b", "c", "a"]
     assert lru_add([], ["x", "y", "z"], 2) == ["y", "x"]
+
+
+def test_search_tools_takes_a_score_threshold_as_well_as_k(tool_index, tools):
+    from langchain_toolret import create_search_tool
+
+    call = {"type": "tool_call", "name": "search_tools", "id": "1", "args": {"query": "weather forecast for a city"}}
+    wide = create_search_tool(tool_index, k=4).invoke(call)
+    strict = create_search_tool(tool_index, k=4, min_score=0.3).invoke(call)
+    assert len(wide.artifact) == 4 and strict.artifact == ["get_weather"]
+
+    model = ScriptedChatModel(replies=[tool_call("search_tools", query="weather forecast for a city"), "ok"])
+    agent = create_agent(model, tools, seed_k=0, search_k=4, search_min_score=0.3, knowledge_base=tool_index.kb)
+    agent.invoke({"messages": [HumanMessage("I need the forecast")]})
+    assert [n for n in model.calls[1].tool_names if n != "search_tools"] == ["get_weather"]

@@ -15,7 +15,7 @@ from langchain_toolret import (
     create_model_node,
 )
 from langchain_toolret.testing import ScriptedChatModel, tool_call
-from toolret import RetrievalConfig
+from toolret import QueryError, RetrievalConfig
 
 MULTI = "what's the weather in Paris, then email Bob the forecast and book a flight to Rome"
 REFLECTING = RetrievalConfig.preset("balanced").model_copy(update={"reflect_rounds": 2, "coverage_threshold": 1.0})
@@ -28,7 +28,7 @@ def _visits(graph, state) -> list[str]:
 @pytest.mark.parametrize("config", ["fast", "balanced", REFLECTING], ids=["fast", "balanced", "reflecting"])
 @pytest.mark.parametrize("query", [MULTI, "convert 20 euros to yen", "remind me to call mom at 5pm"])
 def test_the_graph_returns_what_search_returns(tool_index, config, query):
-    graph = build_tool_retrieval_graph(tool_index, k=4, preset=config)
+    graph = build_tool_retrieval_graph(tool_index, k=4, config=config)
     out = graph.invoke({"query": query})
     expected = tool_index.kb.search(query, 4, config=config)
     assert [(t.id, t.score, t.subtask) for t in out["result"].tools] == \
@@ -38,14 +38,14 @@ def test_the_graph_returns_what_search_returns(tool_index, config, query):
 
 
 def test_nodes_are_the_phases_and_reflection_loops_back_within_its_bound(tool_index):
-    graph = build_tool_retrieval_graph(tool_index, k=3, preset=REFLECTING)
+    graph = build_tool_retrieval_graph(tool_index, k=3, config=REFLECTING)
     assert {"plan", "retrieve", "fuse", "rerank", "reflect"} <= set(graph.get_graph().nodes)
     visits = _visits(graph, {"query": MULTI})
     assert visits == ["begin", "plan", "retrieve", "fuse", "rerank", "reflect",
                       "retrieve", "reflect", "retrieve", "reflect", "finish"]
     one_round = RetrievalConfig.preset("balanced").model_copy(update={"reflect_rounds": 1, "coverage_threshold": 1.0})
-    assert _visits(build_tool_retrieval_graph(tool_index, k=3, preset=one_round), {"query": MULTI}).count("retrieve") == 2
-    no_reflection = _visits(build_tool_retrieval_graph(tool_index, k=3, preset="fast"), {"query": MULTI})
+    assert _visits(build_tool_retrieval_graph(tool_index, k=3, config=one_round), {"query": MULTI}).count("retrieve") == 2
+    no_reflection = _visits(build_tool_retrieval_graph(tool_index, k=3, config="fast"), {"query": MULTI})
     assert no_reflection.count("retrieve") == 1 and no_reflection[-2:] == ["reflect", "finish"]
 
 
@@ -53,7 +53,7 @@ def test_as_a_subgraph_of_a_parent_agent_graph_with_a_checkpointer(tool_index, t
     model = ScriptedChatModel(replies=[tool_call("book_flight", origin="CDG", destination="FCO", date="2025-06-03"),
                                        "Booked.", "Done."])
     builder = StateGraph(ToolRetrievalState)
-    builder.add_node("select_tools", build_tool_retrieval_graph(tool_index, k=2, preset="balanced",
+    builder.add_node("select_tools", build_tool_retrieval_graph(tool_index, k=2, config="balanced",
                                                                 always_include=["ask_user"]))
     builder.add_node("agent", create_model_node(model, tools))
     builder.add_node("tools", ToolNode(tools))
@@ -79,8 +79,8 @@ async def test_async_invoke_and_a_conversation_input(tool_index):
     chat = [HumanMessage("what's the weather in Oslo?"), AIMessage("Cold."), HumanMessage("and in Rome?")]
     out = await graph.ainvoke({"messages": chat})
     assert out["selected_tools"] == ["get_weather"]
-    empty = await graph.ainvoke({"messages": [AIMessage("hello")]})
-    assert empty["selected_tools"] == [] and empty["result"].tools == []
+    with pytest.raises(QueryError, match="neither a query nor a user message"):
+        await graph.ainvoke({"messages": [AIMessage("hello")]})
 
 
 def test_full_preset_runs_the_llm_steps_through_the_chat_model(tool_index):
@@ -93,7 +93,7 @@ def test_full_preset_runs_the_llm_steps_through_the_chat_model(tool_index):
 
     model, twin = script(), script()
     query = "wether in paris and 20 eur in yen"
-    graph = build_tool_retrieval_graph(tool_index, k=2, preset="full", llm=model)
+    graph = build_tool_retrieval_graph(tool_index, k=2, config="full", llm=model)
     out = graph.invoke({"query": query})
     assert tool_index.kb.llm is None  # the graph's model is its own; the shared knowledge base is unchanged
     expected = tool_index.kb.search(query, 2, config="full", llm=ChatModelLLM(twin))
@@ -103,3 +103,28 @@ def test_full_preset_runs_the_llm_steps_through_the_chat_model(tool_index):
     assert out["result"].ids == expected.ids and "get_weather" in out["selected_tools"]
     assert [(s.stage, s.path) for s in out["trace"]] == [(s.stage, s.path) for s in expected.trace]
     assert len(model.calls) == len(twin.calls)
+
+
+def test_a_messages_state_parent_is_refused_when_the_graph_is_built(tool_index):
+    from langgraph.graph import MessagesState
+
+    from toolret import ConfigError
+
+    with pytest.raises(ConfigError, match=r"MessagesState\) has no 'selected_tools' key"):
+        build_tool_retrieval_graph(tool_index, parent=MessagesState)
+    with pytest.raises(ConfigError, match="no 'selected_tools' key"):
+        build_tool_retrieval_graph(tool_index, parent=StateGraph(MessagesState))
+    build_tool_retrieval_graph(tool_index, parent=StateGraph(ToolRetrievalState))  # fine
+
+
+def test_an_over_long_query_is_shortened_and_traced_not_refused(tool_index):
+    graph = build_tool_retrieval_graph(tool_index, k=1)
+    out = graph.invoke({"query": "what's the weather in Paris? " * 400})
+    assert out["selected_tools"] == ["get_weather"] and out["trace"][0].stage == "query_text"
+
+
+def test_a_short_new_request_is_not_read_with_the_previous_one(tool_index):
+    graph = build_tool_retrieval_graph(tool_index, k=2)
+    chat = [HumanMessage("what's the weather in Oslo?"), AIMessage("Cold."), HumanMessage("translate hello to Czech")]
+    out = graph.invoke({"messages": chat})
+    assert out["selected_tools"][0] == "translate_text" and "get_weather" not in out["selected_tools"]

@@ -12,6 +12,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langchain_toolret import ToolSelectionMiddleware
 from langchain_toolret.testing import ModelCall, ScriptedChatModel, tool_call
 
+from . import registry50
+
 THREAD = {"configurable": {"thread_id": "t1"}}
 
 
@@ -165,3 +167,167 @@ def test_with_an_llm_the_planner_reads_the_earlier_conversation(tools, embedder)
     prompts = ["\n".join(m.content for m in call) for call in planner.calls[first_turn_calls:]]
     assert any("user: what's the temperature forecast in Madrid?\nassistant: 18 degrees." in p for p in prompts)
     assert model.calls[1].tool_names == ["get_weather"]  # the offline fallback still selects
+
+
+# ------------------------------------------------------------------ adapters a user can trust (issue 16)
+@pytest.fixture(scope="module")
+def registry_kb(embedder):
+    """The fifty invented tools, indexed once for the tests that pass knowledge_base=."""
+    from langchain_toolret import ToolIndex
+
+    return ToolIndex.from_tools(registry50.registry(), embedder=embedder).kb
+
+
+def test_one_oversized_tool_does_not_switch_narrowing_off(embedder, caplog):
+    from langchain_core.tools import StructuredTool
+
+    def lookup(term: str) -> str:
+        return f"entry for {term}"
+
+    huge = StructuredTool.from_function(lookup, name="encyclopedia_lookup",
+                                        description="Look up an encyclopedia entry. " * 3_600)
+    assert len(huge.description) > 108_000
+    tools = [*registry50.registry(), huge]
+    replies = ["Booked.", "Looked up."]
+    agent, model, _ = _agent(tools, replies, k=3, always_include=["send_sms"], embedder=embedder)
+    with caplog.at_level(logging.WARNING, logger="toolret"):
+        agent.invoke({"messages": [HumanMessage("book me a flight from Paris to Rome on June 3")]}, THREAD)
+    assert "tool selection failed" not in caplog.text
+    assert "'encyclopedia_lookup'" in caplog.text and "cut to the first" in caplog.text
+    assert len(model.calls[0].tools) == 4 and model.calls[0].tool_names[:2] == ["send_sms", "book_flight"]
+    agent.invoke({"messages": [HumanMessage("encyclopedia_lookup the Roman empire")]}, THREAD)
+    assert "encyclopedia_lookup" in model.calls[1].tool_names and len(model.calls[1].tools) == 4
+
+
+@pytest.mark.parametrize(("options", "limit"), [({}, 128), ({"tool_limit": 20}, 20)])
+def test_fallback_all_never_sends_more_than_the_tool_limit(options, limit, caplog):
+    tools = [registry50.make_tool(f"tool_{i}", f"Does thing number {i}.") for i in range(150)]
+
+    def broken(messages):
+        raise RuntimeError("query builder exploded")
+
+    agent, model, _ = _agent(tools, ["fine"], k=2, always_include=["tool_149"], query_builder=broken, **options)
+    with caplog.at_level(logging.WARNING, logger="toolret"):
+        agent.invoke({"messages": [HumanMessage("hello")]}, THREAD)
+    assert len(model.calls[0].tools) == limit and model.calls[0].tool_names[0] == "tool_149"
+    assert f"tool_limit={limit}" in caplog.text
+
+
+def test_a_new_request_does_not_inherit_the_previous_turns_tools(registry_kb):
+    agent, model, _ = _agent(registry50.registry(), ["Booked.", "Lights on.", "Playing."], k=3,
+                             knowledge_base=registry_kb)
+    agent.invoke({"messages": [HumanMessage("Book me a flight from Paris to Rome on June 3")]}, THREAD)
+    agent.invoke({"messages": [HumanMessage("turn on the kitchen lights")]}, THREAD)
+    agent.invoke({"messages": [HumanMessage("play some jazz")]}, THREAD)
+    jazz = model.calls[2].tool_names
+    assert jazz[0] == "play_music" and len(jazz) == 3
+    assert not {"turn_on_lights", "book_flight", "cancel_booking"} & set(jazz)
+
+
+def test_a_follow_up_that_refers_back_keeps_its_own_best_tool(registry_kb):
+    agent, model, _ = _agent(registry50.registry(), ["Booked.", "Reserved."], k=3, knowledge_base=registry_kb)
+    agent.invoke({"messages": [HumanMessage("Book me a flight from Paris to Rome on June 3")]}, THREAD)
+    agent.invoke({"messages": [HumanMessage("reserve a hotel room there")]}, THREAD)
+    names = model.calls[1].tool_names
+    assert names[0] == "book_hotel" and len(names) == 3
+    assert agent.get_state(THREAD).values["toolret_selection"]["query"] == "reserve a hotel room there"
+
+
+def test_a_knowledge_base_lacking_agent_tools_is_an_error_naming_them(tools, tool_index):
+    from langchain_core.tools import tool
+
+    from toolret import KnowledgeBaseError
+
+    @tool
+    def water_plants(zone: str) -> str:
+        """Water the garden."""
+        return "watered"
+
+    agent, _, _ = _agent([*tools, water_plants], ["ok"], k=2, knowledge_base=tool_index.kb)
+    with pytest.raises(KnowledgeBaseError, match=r"lacks 1 of the agent's 13 tools \(water_plants\)"):
+        agent.invoke({"messages": [HumanMessage("water the garden")]}, THREAD)
+
+
+def test_a_knowledge_base_with_extra_tools_still_binds_k_of_the_agents(registry_kb, caplog):
+    mine = [t for t in registry50.registry() if t.name in {"get_weather", "send_email", "translate_text",
+                                                          "set_alarm", "read_file"}]
+    agent, model, _ = _agent(mine, ["ok"], k=3, knowledge_base=registry_kb)
+    with caplog.at_level(logging.WARNING, logger="toolret"):
+        agent.invoke({"messages": [HumanMessage("book a hotel room and a flight to Rome")]}, THREAD)
+    assert len(model.calls[0].tools) == 3 and set(model.calls[0].tool_names) <= {t.name for t in mine}
+    assert "holds 45 tools the agent does not have" in caplog.text and "book_flight" in caplog.text
+
+
+def test_the_selection_is_a_traced_child_run_with_query_tools_scores_and_trace(kb, tools):
+    from langchain_core.tracers.base import BaseTracer
+
+    class Recorder(BaseTracer):
+        def __init__(self):
+            super().__init__()
+            self.runs = []
+
+        def _persist_run(self, run):
+            pass
+
+        def _end_trace(self, run):
+            self.runs.append(run)
+            super()._end_trace(run)
+
+        def on_chain_end(self, outputs, *, run_id, **kwargs):
+            run = super().on_chain_end(outputs, run_id=run_id, **kwargs)
+            self.runs.append(run)
+            return run
+
+    recorder = Recorder()
+    agent, model, _ = _agent(tools, ["Sunny."], k=2, knowledge_base=kb)
+    agent.invoke({"messages": [HumanMessage("is it going to rain in Paris today?")]},
+                 {**THREAD, "callbacks": [recorder]})
+    runs = [r for r in recorder.runs if r.name == "ToolSelectionMiddleware"]
+    assert runs, sorted({r.name for r in recorder.runs})
+    out = runs[0].outputs
+    assert out["query"] == "is it going to rain in Paris today?"
+    assert out["tools"] == model.calls[0].tool_names and out["tools"][0] == "get_weather"
+    assert set(out["scores"]) == set(out["tools"]) and out["trace"][0]["stage"]
+    assert runs[0].parent_run_id is not None  # a child of the agent's run, not a stray root
+
+
+def test_max_tools_is_k_under_langchains_name_and_preset_is_deprecated():
+    assert ToolSelectionMiddleware(max_tools=3).k == 3
+    with pytest.raises(ValueError, match="not both"):
+        ToolSelectionMiddleware(k=2, max_tools=3)
+    with pytest.warns(DeprecationWarning, match=r"preset=\.\.\.\) is deprecated; pass config="):
+        middleware = ToolSelectionMiddleware(preset="balanced")
+    assert middleware.index.config.name == "balanced"
+    assert ToolSelectionMiddleware(config="balanced").index.config.name == "balanced"
+
+
+def test_k_is_checked_by_the_engine_rule():
+    from toolret import QueryError
+
+    with pytest.raises(QueryError, match="exceeds max_k"):
+        ToolSelectionMiddleware(k=10_000)
+
+
+def test_warmup_indexes_and_loads_the_model_before_the_first_call(tools, embedder):
+    agent, model, middleware = _agent(tools, ["ok"], k=2, embedder=embedder)
+    seconds = middleware.warmup(tools)
+    assert seconds > 0 and len(middleware.index) == len(tools)
+    before = embedder.texts_embedded
+    agent.invoke({"messages": [HumanMessage("send an email to Ann")]}, THREAD)
+    assert embedder.texts_embedded - before == 1  # only the query: nothing left to index
+
+
+async def test_the_async_selection_is_traced_too(kb, tools):
+    from langchain_core.tracers.context import collect_runs
+
+    agent, model, _ = _agent(tools, ["Sunny."], k=2, knowledge_base=kb)
+    with collect_runs() as collected:
+        await agent.ainvoke({"messages": [HumanMessage("is it going to rain in Paris today?")]}, THREAD)
+
+    def walk(run):
+        yield run
+        for child in run.child_runs:
+            yield from walk(child)
+
+    runs = [r for root in collected.traced_runs for r in walk(root) if r.name == "ToolSelectionMiddleware"]
+    assert len(runs) == 1 and runs[0].outputs["tools"] == model.calls[0].tool_names

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.graph import START, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
@@ -13,6 +14,7 @@ from langchain_toolret import (
     create_tool_retrieval_node,
 )
 from langchain_toolret.testing import ScriptedChatModel, tool_call
+from toolret import QueryError
 
 
 def _graph(source, model, tools, **node_options):
@@ -53,7 +55,8 @@ def test_node_over_a_knowledge_base_writes_names_and_reads_the_conversation(tool
     node = create_tool_retrieval_node(tool_index.kb, k=1, key="picked", messages_key="chat")
     chat = [HumanMessage("what's the weather in Oslo?"), AIMessage("Cold."), HumanMessage("and in Rome?")]
     assert node.invoke({"chat": chat}) == {"picked": ["get_weather"]}
-    assert node.invoke({"chat": [AIMessage("Hello!")]}) == {"picked": []}
+    with pytest.raises(QueryError, match="no user message in state\\['chat'\\]"):
+        node.invoke({"chat": [AIMessage("Hello!")]})  # nothing to select for: an error, not []
 
 
 def test_node_indexes_a_tool_list_once(tools):
@@ -67,3 +70,53 @@ def test_model_node_ignores_unknown_ids_and_binds_nothing_for_an_empty_selection
     node.invoke({"messages": [HumanMessage("hi")], "selected_tools": ["no_such_tool", "read_file"]})
     node.invoke({"messages": [HumanMessage("hi")], "selected_tools": []})
     assert model.calls[0].tool_names == ["read_file"] and model.calls[1].tools == []
+
+
+def test_model_node_in_a_plain_messages_state_graph_selects_the_turns_tools(tools):
+    from langgraph.graph import MessagesState
+
+    model = ScriptedChatModel(replies=[tool_call("get_weather", city="Oslo"), "Cold."])
+    builder = StateGraph(MessagesState)
+    builder.add_node("agent", create_model_node(model, tools, k=2))
+    builder.add_node("tools", ToolNode(tools))
+    builder.add_edge(START, "agent")
+    builder.add_conditional_edges("agent", tools_condition)
+    builder.add_edge("tools", "agent")
+    out = builder.compile().invoke({"messages": [HumanMessage("what's the weather in Oslo?")]})
+    assert model.calls[0].tool_names[0] == "get_weather" and len(model.calls[0].tools) == 2
+    assert out["messages"][-1].content == "Cold."
+
+
+async def test_model_node_selects_on_the_async_path_too(tools):
+    model = ScriptedChatModel(replies=["ok"])
+    await create_model_node(model, tools, k=1).ainvoke({"messages": [HumanMessage("translate hello into French")]})
+    assert model.calls[0].tool_names == ["translate_text"]
+
+
+def test_selector_node_over_a_long_pasted_request_uses_the_engine_rule(tool_index):
+    import base64
+    import os
+
+    node = create_tool_retrieval_node(tool_index, k=1)
+    pasted = "Please translate this letter into German: " + base64.b64encode(os.urandom(9_000)).decode()
+    assert len(pasted) > 12_000
+    assert node.invoke({"messages": [HumanMessage(pasted)]}) == {"selected_tools": ["translate_text"]}
+
+
+def test_preset_is_a_deprecated_name_of_config(tool_index):
+    with pytest.warns(DeprecationWarning, match="create_tool_retrieval_node"):
+        create_tool_retrieval_node(tool_index, preset="fast")
+    with pytest.warns(DeprecationWarning, match="ToolRetriever.from_tools"):
+        ToolRetriever.from_tools([], preset="fast")
+
+
+def test_the_selector_nodes_choice_is_a_child_run_with_scores_and_trace(tool_index):
+    from langchain_core.tracers.context import collect_runs
+
+    node = create_tool_retrieval_node(tool_index, k=2)
+    with collect_runs() as collected:
+        node.invoke({"messages": [HumanMessage("email the report to Ann")]})
+    (root,) = collected.traced_runs
+    (child,) = [r for r in root.child_runs if r.name == "tool_selection"]
+    assert child.outputs["tools"][0] == "send_email" and set(child.outputs["scores"]) == set(child.outputs["tools"])
+    assert child.outputs["query"] == "email the report to Ann" and child.outputs["trace"]

@@ -110,3 +110,17 @@ def test_bad_queries_raise_query_errors(tool_index):
     retriever = ToolRetriever(tool_index)
     with pytest.raises(QueryError):
         retriever.invoke("   ")
+
+
+def test_a_request_over_eight_thousand_characters_is_searched_not_refused(tool_index):
+    retriever = ToolRetriever(tool_index, k=1)
+    request = "Here is the report. " + "Revenue grew and costs fell this quarter. " * 250 + "Read the file report.txt"
+    assert len(request) > 8_000
+    assert retriever.invoke(request)[0].id == "read_file"
+    assert retriever.search(request).trace[0].stage == "query_text"
+    assert retriever.search("東京の天気を教えて " * 1_000).tools  # non-English, long: no error
+
+
+def test_k_is_checked_by_the_engine_rule(tool_index):
+    with pytest.raises(ValueError, match=r"exceeds max_k=200 \(RetrievalConfig.max_k\)"):  # pydantic wraps it
+        ToolRetriever(tool_index, k=1_000)

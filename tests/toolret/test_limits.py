@@ -77,10 +77,11 @@ def test_oversized_tool_document_names_the_tool_and_its_largest_field(embedder) 
     assert len(small) == 0
 
 
-def test_query_length_limit_is_configurable_and_named(embedder) -> None:
+def test_query_length_limit_is_configurable_and_named_in_the_trace(embedder) -> None:
     kb = ToolKnowledgeBase.from_tools([_tool(1)], embedder=embedder)
-    with pytest.raises(QueryError, match="limit is 8000"):
-        kb.search("q" * 8_001)
-    assert kb.search("q" * 8_000, k=1).ids == ["tool_1"]
-    with pytest.raises(QueryError, match=r"limit is 100 \(RetrievalConfig.max_query_chars\)"):
-        kb.search("q" * 101, config=RetrievalConfig(max_query_chars=100))
+    long = "find tool one please " * 400  # 8,400 characters of words
+    result = kb.search(long, k=1)
+    assert result.ids == ["tool_1"] and "max_query_chars=8000" in result.trace[0].note
+    assert kb.search("q " * 4_000, k=1).trace[0].stage != "query_text"  # within the limit: as it is
+    small = kb.search("tool one " * 20, k=1, config=RetrievalConfig(max_query_chars=100))
+    assert small.trace[0].stage == "query_text" and "RetrievalConfig.max_query_chars=100" in small.trace[0].note

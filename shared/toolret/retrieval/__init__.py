@@ -67,6 +67,9 @@ _EXPORTS = {
     "subtask_budgets": "fusion",
     "top_n": "ranking",
     "validate_query": "pipeline",
+    "checked_query": "pipeline",
+    "informative_query": "query_text",
+    "QueryText": "query_text",
 }
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

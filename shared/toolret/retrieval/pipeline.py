@@ -37,7 +37,6 @@ import numpy as np
 
 from toolret.config import BALANCED_REFLECT_ROUNDS, RetrievalConfig, validate_k
 from toolret.documents.docstrings import docstring_summary
-from toolret.documents.guards import clean_query
 from toolret.errors import QueryError
 from toolret.index.embedding import Embedder
 from toolret.index.snapshot import Snapshot
@@ -46,6 +45,7 @@ from toolret.results import ScoredTool, SearchResult, StagePath, TraceStep
 from toolret.retrieval.fusion import budgeted_merge, reciprocal_rank_fusion
 from toolret.retrieval.memory import HistorySnapshot
 from toolret.retrieval.planning import FieldQueries, QueryPlan, plan_offline
+from toolret.retrieval.query_text import QueryText, informative_query
 from toolret.retrieval.ranking import rank_query
 from toolret.retrieval.reflection import (
     Coverage,
@@ -60,6 +60,7 @@ from toolret.retrieval.selection import select_auto
 
 __all__ = [
     "SearchState",
+    "checked_query",
     "finish_search",
     "stage_fuse",
     "stage_plan",
@@ -72,20 +73,25 @@ __all__ = [
 T = TypeVar("T")
 
 
-def validate_query(query: object, k: object, config: RetrievalConfig) -> str:
-    """The query text a search runs on (cleaned), after checking it and ``k`` (:func:`validate_k`)."""
+def checked_query(query: object, k: object, config: RetrievalConfig) -> QueryText:
+    """The text a search runs on, after checking it and ``k`` (:func:`validate_k`).
+
+    A query over ``config.max_query_chars`` or holding blobs is not refused: its informative
+    part is searched (:func:`toolret.retrieval.query_text.informative_query`) and
+    :meth:`QueryText.trace` says so in the result's trace.
+    """
     if not isinstance(query, str):
         raise QueryError(f"query must be a string, not {type(query).__name__}")
-    text = clean_query(query).strip()  # a lone surrogate would crash the tokenizer
-    if not text:
+    text = informative_query(query, config.max_query_chars)
+    if not text.text:
         raise QueryError("query is empty")
-    if len(text) > config.max_query_chars:
-        raise QueryError(
-            f"query is {len(text)} characters long; the limit is {config.max_query_chars} "
-            "(RetrievalConfig.max_query_chars)"
-        )
     validate_k(k, config)
     return text
+
+
+def validate_query(query: object, k: object, config: RetrievalConfig) -> str:
+    """:func:`checked_query`'s text: what a search with this query and ``k`` runs on."""
+    return checked_query(query, k, config).text
 
 
 def _timed(trace: list[TraceStep], stage: str, fn: Callable[[], T], note: str = "") -> T:

@@ -113,9 +113,9 @@ def test_hostile_queries_return_registry_tools_or_a_query_error(hostile_kb, quer
         assert len(result.ids) <= 3 and set(result.ids) <= set(hostile_kb.ids)
 
 
-def test_query_over_the_limit_is_a_clear_error(hostile_kb) -> None:
-    with pytest.raises(QueryError, match="max_query_chars"):
-        hostile_kb.search("x" * 8_001, k=3)
+def test_query_over_the_limit_is_searched_shortened_and_says_so(hostile_kb) -> None:
+    result = hostile_kb.search("x" * 8_001, k=3)
+    assert set(result.ids) <= set(hostile_kb.ids) and result.trace[0].stage == "query_text"
 
 
 # ------------------------------------------------------------------ prompts
