@@ -146,3 +146,15 @@ def test_index_built_from_a_shared_knowledge_base_object_is_the_same_store():
     kb = ToolKnowledgeBase()
     index = ToolObjectIndex.from_objects_and_index(agent_tools(), kb)
     assert index.index is kb and len(kb) == len(agent_tools())
+
+
+def test_k_is_checked_by_the_engines_validate_k(shared_index):
+    """One k rule for the engine and every adapter: max_k applies to similarity_top_k too."""
+    from toolret import RetrievalConfig
+
+    limit = RetrievalConfig().max_k
+    with pytest.raises(ConfigError, match="max_k"):
+        shared_index.as_retriever(similarity_top_k=limit + 1)
+    with pytest.raises(ConfigError, match="similarity_top_k"):
+        shared_index.as_node_retriever(similarity_top_k=True)
+    assert shared_index.as_retriever(similarity_top_k="auto").retriever.k == "auto"
