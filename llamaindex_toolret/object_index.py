@@ -195,7 +195,7 @@ class ToolObjectIndex:
                     f"{len(missing)} indexed tool(s) have no live object: {shown}; pass them in objects= "
                     "(or sync=True to drop them from the index)"
                 )
-            kb.add(docs, progress=progress)
+            kb.add(docs, progress=progress, upsert=True)  # tools changed since indexing: meant
         else:
             report = kb.sync(docs, progress=progress)
             logger.debug("synced tools: %d added, %d updated, %d removed", len(report.added), len(report.updated),
@@ -208,7 +208,7 @@ class ToolObjectIndex:
         tool = as_tool(obj)
         doc = tool_to_doc(tool)
         self._mapping.add_object(tool)
-        self._kb.add([doc])
+        self._kb.add([doc], upsert=True)
 
     def persist(self, persist_dir: str | os.PathLike[str] = DEFAULT_PERSIST_DIR,
                 obj_node_mapping_fname: str = MANIFEST_FILE) -> None:
