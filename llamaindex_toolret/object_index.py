@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -285,6 +286,19 @@ class ToolObjectIndex:
         condensed = bool(opts.pop("condensed_descriptions", False))
         return ToolObjectRetriever(ToolRetriever(self._kb, **opts), self._mapping, node_postprocessors,
                                    keep_used=keep_used, used_beyond_k=beyond, condensed_descriptions=condensed)
+
+    def warmup(self) -> float:
+        """Load the embedding model and run one search now; returns the seconds it took.
+
+        A knowledge base reopened with nothing new to embed loads its model on the first search,
+        so the agent's first request would pay for it (seconds on CPU). Call this at start-up
+        (e.g. in a server's startup hook) to pay it before any request arrives.
+        """
+        start = time.perf_counter()
+        self._kb.embedder.embed(["warm up"])
+        if len(self._kb):
+            self._kb.search("warm up", k=1)
+        return time.perf_counter() - start
 
     def tools(self) -> list[BaseTool]:
         """Every live tool in the index."""
