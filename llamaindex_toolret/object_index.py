@@ -97,6 +97,7 @@ class ToolObjectIndex:
         if not isinstance(object_node_mapping, ToolNodeMapping):
             raise ConfigError(f"object_node_mapping must be a ToolNodeMapping, got {type(object_node_mapping).__name__}")
         self._kb = index
+        object_node_mapping.bind(index.live_tools)  # one live map: kb.tool(name) is the agent's tool
         self._mapping = object_node_mapping
 
     @property
@@ -201,7 +202,7 @@ class ToolObjectIndex:
             report = kb.sync(docs, progress=progress)
             logger.debug("synced tools: %d added, %d updated, %d removed", len(report.added), len(report.updated),
                         len(report.removed))
-        return cls(kb, ToolNodeMapping(tools))
+        return cls(kb, ToolNodeMapping(tools, live=kb.live_tools))
 
     # ------------------------------------------------------------------ writing
     def insert_object(self, obj: Any) -> None:
