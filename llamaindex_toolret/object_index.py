@@ -45,7 +45,7 @@ logger = logging.getLogger("toolret")
 
 DEFAULT_PERSIST_DIR = "./storage"
 #: ``as_retriever``/``as_node_retriever`` options besides ``node_postprocessors``.
-_RETRIEVER_OPTIONS = frozenset({"similarity_top_k", "k", "config", "callback_manager", "verbose"})
+_RETRIEVER_OPTIONS = frozenset({"similarity_top_k", "k", "config", "callback_manager", "verbose", "memory"})
 #: Options of ``as_retriever`` only (the object retriever's).
 _OBJECT_OPTIONS = frozenset({"keep_used", "used_beyond_k", "condensed_descriptions"})
 
@@ -277,7 +277,8 @@ class ToolObjectIndex:
         so one retriever may serve unrelated requests; N > 0 makes it one conversation whose last
         N called tools stay on offer, within the k slots), ``used_beyond_k`` (append those tools
         after the k search results instead), ``condensed_descriptions`` (return copies described
-        by their condensed card, :mod:`llamaindex_toolret.condensed`; default False),
+        by their condensed card, :mod:`llamaindex_toolret.condensed`; default False), ``memory``
+        (the agent's chat memory: earlier turns go to the search as ``conversation=``),
         ``callback_manager``, ``verbose``. Other vector-retriever options (``filters``...) have no
         meaning here and raise :class:`toolret.ConfigError`.
         """

@@ -67,6 +67,14 @@ def _check_k(k: Any, config: RetrievalConfig | None) -> K:
         raise ConfigError(f"similarity_top_k (k): {exc}") from None
 
 
+def _before(messages: list[Any], query: str) -> list[Any]:
+    """The chat before ``query``: the agent stores the request in its memory before it retrieves."""
+    turns = list(messages)
+    if turns and str(getattr(turns[-1], "content", "") or "").strip() == query.strip():
+        turns.pop()
+    return turns
+
+
 class ToolRetriever(BaseRetriever):
     """A LlamaIndex ``BaseRetriever`` returning one ``NodeWithScore`` per retrieved tool.
 
@@ -76,6 +84,10 @@ class ToolRetriever(BaseRetriever):
     ``name`` (the tool name, as ``SimpleToolNodeMapping`` expects), ``tool_id``,
     ``field_scores``, ``penalty``, ``subtask`` and ``match`` (``"search"`` or ``"name"``).
     :attr:`last_result` keeps the most recent :class:`~toolret.SearchResult` for debugging.
+    ``memory`` is the LlamaIndex chat memory (``Memory``, ``ChatMemoryBuffer``: any
+    ``BaseMemory``) the agent runs with: its messages before the query go to the search as
+    ``conversation=``, so the LLM planner (``full``) resolves follow-ups such as "and there?";
+    offline presets ignore it.
     """
 
     def __init__(
@@ -86,9 +98,13 @@ class ToolRetriever(BaseRetriever):
         config: RetrievalConfig | str | None = None,
         callback_manager: CallbackManager | None = None,
         verbose: bool = False,
+        memory: Any = None,
     ) -> None:
         super().__init__(callback_manager=callback_manager, verbose=verbose)
+        if memory is not None and not callable(getattr(memory, "aget_all", None)):
+            raise ConfigError(f"memory must be a LlamaIndex chat memory (BaseMemory), got {type(memory).__name__}")
         self.kb = kb
+        self.memory = memory
         self.config = None if config is None else RetrievalConfig.resolve(config)
         self.k: K = _check_k(k, self.config or kb.config)
         self.last_result: SearchResult | None = None
@@ -127,13 +143,16 @@ class ToolRetriever(BaseRetriever):
         hit = self.lookup(query_bundle.query_str)
         if hit is not None:
             return [hit]
-        return self._nodes(self.kb.search(query_bundle.query_str, k=self.k, config=self.config))
+        turns = _before(self.memory.get_all(), query_bundle.query_str) if self.memory is not None else None
+        return self._nodes(self.kb.search(query_bundle.query_str, k=self.k, config=self.config, conversation=turns))
 
     async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         hit = self.lookup(query_bundle.query_str)
         if hit is not None:
             return [hit]
-        return self._nodes(await self.kb.asearch(query_bundle.query_str, k=self.k, config=self.config))
+        turns = _before(await self.memory.aget_all(), query_bundle.query_str) if self.memory is not None else None
+        return self._nodes(await self.kb.asearch(query_bundle.query_str, k=self.k, config=self.config,
+                                                 conversation=turns))
 
 
 class ToolObjectRetriever(ObjectRetriever[BaseTool]):

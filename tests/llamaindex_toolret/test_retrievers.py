@@ -194,3 +194,28 @@ def test_used_tools_beyond_k_only_when_asked(shared_index):
     within = shared_index.as_retriever(similarity_top_k=1, keep_used=1)
     within.retrieve("translate_text")
     assert names(within.retrieve("weather in Oslo")) == ["get_weather"]  # the best search hit keeps its slot
+
+
+def test_the_agents_chat_memory_reaches_the_search_as_its_conversation(embedder):
+    """as_retriever(memory=...): earlier turns go to kb.search(conversation=...), where the LLM planner reads them."""
+    from llama_index.core.base.llms.types import ChatMessage
+    from llama_index.core.memory import ChatMemoryBuffer
+
+    from toolret.llm.testing import ScriptedLLM
+
+    llm = ScriptedLLM([RuntimeError("planner down")] * 20)
+    index = ToolObjectIndex.from_objects(agent_tools(), embedder=embedder, llm=llm)   # llm given: full
+    memory = ChatMemoryBuffer.from_defaults()
+    for role, text in [("user", "What's the weather in Lyon?"), ("assistant", "18 degrees in Lyon."),
+                       ("user", "and book a hotel there")]:
+        memory.put(ChatMessage(role=role, content=text))
+    retriever = index.as_retriever(similarity_top_k=2, memory=memory)
+    assert "book_hotel" in names(retriever.retrieve("and book a hotel there"))
+    planner_prompt = "\n".join(m.content for m in llm.calls[0])
+    assert "Earlier conversation" in planner_prompt and "18 degrees in Lyon." in planner_prompt
+    assert planner_prompt.count("and book a hotel there") == 1  # the request itself is not repeated as history
+    before = len(llm.calls)
+    assert "book_hotel" in names(asyncio.run(retriever.aretrieve("and book a hotel there")))
+    assert any("18 degrees in Lyon." in m.content for call in llm.calls[before:] for m in call)
+    with pytest.raises(Exception, match="memory"):
+        index.as_retriever(memory="not a memory")
