@@ -68,10 +68,15 @@ def _check_k(k: Any, config: RetrievalConfig | None) -> K:
 
 
 def _before(messages: list[Any], query: str) -> list[Any]:
-    """The chat before ``query``: the agent stores the request in its memory before it retrieves."""
+    """The chat before ``query``: the agent stores the request in its memory before it retrieves
+    (and its tool calls after it, on later steps), so its latest user turn is the query itself."""
     turns = list(messages)
-    if turns and str(getattr(turns[-1], "content", "") or "").strip() == query.strip():
-        turns.pop()
+    for i in range(len(turns) - 1, -1, -1):
+        role = getattr(turns[i], "role", None)
+        if str(getattr(role, "value", role)) == "user":
+            if str(getattr(turns[i], "content", "") or "").strip() == query.strip():
+                return turns[:i]
+            break
     return turns
 
 

@@ -214,8 +214,12 @@ def test_the_agents_chat_memory_reaches_the_search_as_its_conversation(embedder)
     planner_prompt = "\n".join(m.content for m in llm.calls[0])
     assert "Earlier conversation" in planner_prompt and "18 degrees in Lyon." in planner_prompt
     assert planner_prompt.count("and book a hotel there") == 1  # the request itself is not repeated as history
+    memory.put(ChatMessage(role="assistant", content="", additional_kwargs={"tool_calls": []}))  # a later step
+    memory.put(ChatMessage(role="tool", content="no rooms left"))
     before = len(llm.calls)
     assert "book_hotel" in names(asyncio.run(retriever.aretrieve("and book a hotel there")))
-    assert any("18 degrees in Lyon." in m.content for call in llm.calls[before:] for m in call)
+    later = [call for call in llm.calls[before:] if any("Earlier conversation" in m.content for m in call)]
+    assert later and all("\n".join(m.content for m in call).count("and book a hotel there") == 1 for call in later)
+    assert "18 degrees in Lyon." in "\n".join(m.content for m in later[0])
     with pytest.raises(Exception, match="memory"):
         index.as_retriever(memory="not a memory")
