@@ -171,7 +171,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     print(format_table(report_headers(ks), rows))
     if args.json:
         write_json(args.json, eval_json(reports, [method_label(m, args.preset) for m in methods]))
-        more = f" (and every method's under \"methods\")" if len(methods) > 1 else ""
+        more = " (and every method's under \"methods\")" if len(methods) > 1 else ""
         print(f"wrote {methods[-1]} report{more} to {args.json}")
     if args.plot:
         from toolret.eval.plots import plot_recall_curves

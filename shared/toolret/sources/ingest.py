@@ -134,9 +134,9 @@ def _schema_type(schema: dict[str, Any], tool: str, path: str) -> str:
         _warn_unknown_types([kind.strip()], tool, path)
         return kind.strip()
     if isinstance(kind, list) and kind and all(isinstance(k, str) and k.strip() for k in kind):
-        names = list(dict.fromkeys(k.strip() for k in kind))
-        _warn_unknown_types(names, tool, path)
-        return "|".join(names)
+        kinds = list(dict.fromkeys(k.strip() for k in kind))
+        _warn_unknown_types(kinds, tool, path)
+        return "|".join(kinds)
     if kind is not None:
         raise InvalidToolError(tool, f"{path}.type", f"expected a type name or a list of them, got {kind!r:.80}")
     for key in ("anyOf", "oneOf", "allOf"):
