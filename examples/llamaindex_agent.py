@@ -8,7 +8,8 @@ agent five per step.
 Offline (default): the model is LlamaIndex's ``MockFunctionCallingLLM`` playing a script — for
 each request it calls the tool a real model would pick, but only if the agent offered it, so
 the run shows whether toolret retrieved the right tool. The last request is a follow-up that
-names no tool ("and for 2029?"): the retriever keeps recently used tools on offer.
+names no tool ("and for 2029?"): the retriever is this conversation's (``keep_used=3``), so the
+tools used earlier stay on offer, within the k tools per step.
 
 With a real model, any OpenAI-compatible server (needs ``pip install llama-index-llms-openai-like``)::
 
@@ -145,7 +146,8 @@ def main() -> int:
 
     offered: list[list[str]] = []
     llm = real_model(args) if args.model else scripted_model(offered)
-    agent = FunctionAgent(tool_retriever=index.as_retriever(similarity_top_k=args.k), llm=llm,
+    # One retriever per conversation: keep_used=3 keeps the last three tools called on offer.
+    agent = FunctionAgent(tool_retriever=index.as_retriever(similarity_top_k=args.k, keep_used=3), llm=llm,
                           system_prompt="Use the tools to answer; call exactly the tool that fits.")
     failures = asyncio.run(converse(agent, offered))
     print(f"{len(CONVERSATION) - failures}/{len(CONVERSATION)} requests were served by the expected tool")

@@ -3,14 +3,16 @@
 A knowledge base stores documents, not Python objects; an agent needs the objects back.
 :class:`ToolNodeMapping` plays the part of LlamaIndex's ``SimpleToolNodeMapping`` (tools keyed
 by name), and unlike it can be persisted: it writes the tool *names* as JSON (never a pickle),
-and the live tools are re-attached by name when the index is loaded.
+and the live tools are re-attached by name when the index is loaded. The tools themselves live
+in the engine's :class:`~toolret.index.live_tools.LiveTools` map: a ``ToolObjectIndex``'s mapping
+is a view of its knowledge base's ``kb.live_tools``, so ``kb.tool(name)`` and the agent's tool
+are one object, and a tool the knowledge base removes (``remove``, ``sync``) is gone from both.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import threading
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -21,6 +23,7 @@ from llama_index.core.tools import BaseTool
 
 from llamaindex_toolret.ingest import as_tool, tool_to_doc
 from toolret.errors import InvalidToolError, KnowledgeBaseError, ToolNotFoundError
+from toolret.index.live_tools import LiveTools
 
 __all__ = ["MANIFEST_FILE", "ToolNodeMapping", "read_manifest", "tool_name"]
 
@@ -40,17 +43,31 @@ def tool_name(tool: BaseTool) -> str:
 
 
 class ToolNodeMapping(BaseObjectNodeMapping[BaseTool]):
-    """Tool id (= LlamaIndex tool name) -> live tool; thread-safe for concurrent reads and inserts."""
+    """Tool id (= LlamaIndex tool name) -> live tool; thread-safe for concurrent reads and inserts.
 
-    def __init__(self, objs: Iterable[Any] | None = None) -> None:
-        self._tools: dict[str, BaseTool] = {}
-        self._lock = threading.Lock()
+    ``live`` is the :class:`~toolret.index.live_tools.LiveTools` map the tools are kept in
+    (a knowledge base's ``kb.live_tools``); without one the mapping keeps its own.
+    """
+
+    def __init__(self, objs: Iterable[Any] | None = None, *, live: LiveTools | None = None) -> None:
+        self._live = live if live is not None else LiveTools()
         for obj in objs or []:
             self.add_object(obj)
 
     @classmethod
     def from_objects(cls, objs: Sequence[Any], *args: Any, **kwargs: Any) -> ToolNodeMapping:
         return cls(objs)
+
+    @property
+    def live(self) -> LiveTools:
+        """The engine's id -> live object map this mapping reads and writes."""
+        return self._live
+
+    def bind(self, live: LiveTools) -> None:
+        """Move this mapping's tools into ``live`` (a knowledge base's) and use it from now on."""
+        if live is not self._live:
+            live.update(dict(self._live.items()))
+            self._live = live
 
     def validate_object(self, obj: Any) -> None:
         if not isinstance(obj, BaseTool):
@@ -60,30 +77,25 @@ class ToolNodeMapping(BaseObjectNodeMapping[BaseTool]):
         self._add_object(as_tool(obj))
 
     def _add_object(self, obj: BaseTool) -> None:
-        with self._lock:
-            self._tools[tool_name(obj)] = obj
+        self._live.update({tool_name(obj): obj})
 
     @property
     def obj_node_mapping(self) -> dict[str, BaseTool]:
-        with self._lock:
-            return dict(self._tools)
+        return {t: obj for t, obj in self._live.items() if isinstance(obj, BaseTool)}
 
     def names(self) -> list[str]:
-        with self._lock:
-            return list(self._tools)
+        return list(self.obj_node_mapping)
 
     def get(self, tool_id: str) -> BaseTool | None:
-        """The live tool for ``tool_id``, or None when none is attached."""
-        with self._lock:
-            return self._tools.get(tool_id)
+        """The live tool for ``tool_id``, or None when none is attached (or what is attached is not a LlamaIndex tool)."""
+        tool = self._live.get(tool_id)
+        return tool if isinstance(tool, BaseTool) else None
 
     def __contains__(self, tool_id: object) -> bool:
-        with self._lock:
-            return tool_id in self._tools
+        return isinstance(tool_id, str) and self.get(tool_id) is not None
 
     def __len__(self) -> int:
-        with self._lock:
-            return len(self._tools)
+        return len(self.obj_node_mapping)
 
     def to_node(self, obj: BaseTool) -> TextNode:
         doc = tool_to_doc(obj)

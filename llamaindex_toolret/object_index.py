@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -44,9 +45,9 @@ logger = logging.getLogger("toolret")
 
 DEFAULT_PERSIST_DIR = "./storage"
 #: ``as_retriever``/``as_node_retriever`` options besides ``node_postprocessors``.
-_RETRIEVER_OPTIONS = frozenset({"similarity_top_k", "k", "config", "callback_manager", "verbose"})
+_RETRIEVER_OPTIONS = frozenset({"similarity_top_k", "k", "config", "callback_manager", "verbose", "memory"})
 #: Options of ``as_retriever`` only (the object retriever's).
-_OBJECT_OPTIONS = frozenset({"keep_used", "condensed_descriptions"})
+_OBJECT_OPTIONS = frozenset({"keep_used", "used_beyond_k", "condensed_descriptions"})
 
 
 def _resolve_embedder(embedder: Any, embed_model: Any) -> Any:
@@ -96,6 +97,7 @@ class ToolObjectIndex:
         if not isinstance(object_node_mapping, ToolNodeMapping):
             raise ConfigError(f"object_node_mapping must be a ToolNodeMapping, got {type(object_node_mapping).__name__}")
         self._kb = index
+        object_node_mapping.bind(index.live_tools)  # one live map: kb.tool(name) is the agent's tool
         self._mapping = object_node_mapping
 
     @property
@@ -138,13 +140,15 @@ class ToolObjectIndex:
 
         ``path`` makes the knowledge base persistent from the start (in memory otherwise);
         ``llm`` is a :class:`toolret.llm.LLM` (wrap a LlamaIndex LLM in
-        :class:`~llamaindex_toolret.LlamaIndexLLM`) for the ``full`` preset. ``object_mapping``
+        :class:`~llamaindex_toolret.LlamaIndexLLM`); with one and no ``config`` the knowledge base
+        uses the ``full`` preset (:meth:`toolret.RetrievalConfig.for_llm`). ``object_mapping``
         and ``index_cls`` are accepted for compatibility and ignored: toolret builds both.
         """
         _refuse_custom_nodes(from_node_fn, to_node_fn, object_mapping)
         if index_kwargs:
             logger.warning("ToolObjectIndex ignores VectorStoreIndex options: %s", ", ".join(sorted(index_kwargs)))
-        kb = ToolKnowledgeBase(path, embedder=_resolve_embedder(embedder, embed_model), config=config, llm=llm)
+        kb = ToolKnowledgeBase(path, embedder=_resolve_embedder(embedder, embed_model),
+                                config=RetrievalConfig.for_llm(config, llm), llm=llm)
         # sync: a knowledge base already at ``path`` ends up holding exactly ``objects``,
         # and only tools new or changed since it was built are embedded.
         return cls._attach(kb, objects, sync=True, progress=show_progress)
@@ -193,12 +197,12 @@ class ToolObjectIndex:
                     f"{len(missing)} indexed tool(s) have no live object: {shown}; pass them in objects= "
                     "(or sync=True to drop them from the index)"
                 )
-            kb.add(docs, progress=progress)
+            kb.add(docs, progress=progress, upsert=True)  # tools changed since indexing: meant
         else:
             report = kb.sync(docs, progress=progress)
             logger.debug("synced tools: %d added, %d updated, %d removed", len(report.added), len(report.updated),
                         len(report.removed))
-        return cls(kb, ToolNodeMapping(tools))
+        return cls(kb, ToolNodeMapping(tools, live=kb.live_tools))
 
     # ------------------------------------------------------------------ writing
     def insert_object(self, obj: Any) -> None:
@@ -206,7 +210,7 @@ class ToolObjectIndex:
         tool = as_tool(obj)
         doc = tool_to_doc(tool)
         self._mapping.add_object(tool)
-        self._kb.add([doc])
+        self._kb.add([doc], upsert=True)
 
     def persist(self, persist_dir: str | os.PathLike[str] = DEFAULT_PERSIST_DIR,
                 obj_node_mapping_fname: str = MANIFEST_FILE) -> None:
@@ -254,8 +258,8 @@ class ToolObjectIndex:
             )
         tools = list(objects) if objects is not None else _tools_of_mapping(object_node_mapping)
         names = read_manifest(persist_dir, obj_node_mapping_fname)
-        kb = ToolKnowledgeBase.load(persist_dir, embedder=_resolve_embedder(embedder, embed_model), config=config,
-                                    llm=llm)
+        kb = ToolKnowledgeBase.load(persist_dir, embedder=_resolve_embedder(embedder, embed_model),
+                                    config=RetrievalConfig.for_llm(config, llm), llm=llm)
         return cls._attach(kb, tools, sync=sync, required=names)
 
     # ------------------------------------------------------------------ reading
@@ -269,17 +273,34 @@ class ToolObjectIndex:
         """The ``tool_retriever`` for an agent: an ``ObjectRetriever`` returning live tools.
 
         Options: ``similarity_top_k`` (or ``k``: an int or ``"auto"``; default 5), ``config``
-        (preset name or RetrievalConfig), ``keep_used`` (recently called tools kept on offer,
-        default 3), ``condensed_descriptions`` (return copies described by their condensed
-        card, :mod:`llamaindex_toolret.condensed`; default False), ``callback_manager``,
-        ``verbose``. Other vector-retriever options (``filters``...) have no meaning here and
-        raise :class:`toolret.ConfigError`.
+        (preset name or RetrievalConfig), ``keep_used`` (default 0: the retriever keeps no state,
+        so one retriever may serve unrelated requests; N > 0 makes it one conversation whose last
+        N called tools stay on offer, within the k slots), ``used_beyond_k`` (append those tools
+        after the k search results instead), ``condensed_descriptions`` (return copies described
+        by their condensed card, :mod:`llamaindex_toolret.condensed`; default False), ``memory``
+        (the agent's chat memory: earlier turns go to the search as ``conversation=``),
+        ``callback_manager``, ``verbose``. Other vector-retriever options (``filters``...) have no
+        meaning here and raise :class:`toolret.ConfigError`.
         """
         opts = _retriever_kwargs(kwargs, objects=True)
-        keep_used = opts.pop("keep_used", 3)
+        keep_used = opts.pop("keep_used", 0)
+        beyond = bool(opts.pop("used_beyond_k", False))
         condensed = bool(opts.pop("condensed_descriptions", False))
         return ToolObjectRetriever(ToolRetriever(self._kb, **opts), self._mapping, node_postprocessors,
-                                   keep_used=keep_used, condensed_descriptions=condensed)
+                                   keep_used=keep_used, used_beyond_k=beyond, condensed_descriptions=condensed)
+
+    def warmup(self) -> float:
+        """Load the embedding model and run one search now; returns the seconds it took.
+
+        A knowledge base reopened with nothing new to embed loads its model on the first search,
+        so the agent's first request would pay for it (seconds on CPU). Call this at start-up
+        (e.g. in a server's startup hook) to pay it before any request arrives.
+        """
+        start = time.perf_counter()
+        self._kb.embedder.embed(["warm up"])
+        if len(self._kb):
+            self._kb.search("warm up", k=1)
+        return time.perf_counter() - start
 
     def tools(self) -> list[BaseTool]:
         """Every live tool in the index."""

@@ -12,13 +12,20 @@ Two layers, as in LlamaIndex itself:
 Both honour the agents' contract: they are queried with the user message before each model
 call and again with the exact tool *name* when the model calls a tool, so a query that is
 exactly a tool's name is a lookup that returns that tool (no search, no postprocessor can drop
-it). The object retriever also remembers the last ``keep_used`` tools the agent called and
-offers them again on later queries: a follow-up such as "and what about tomorrow?" names no
-tool, yet the model, seeing the earlier call in its history, calls that tool again
-(llama_index issue 15515). Create one object retriever per conversation to keep that memory
-per conversation (``index.as_retriever()`` is cheap: the knowledge base is shared). With
-``condensed_descriptions=True`` it returns copies of the tools described by their condensed
-card (:mod:`llamaindex_toolret.condensed`), so the agent reads fewer tokens per tool.
+it).
+
+Used-tool memory is explicit. By default an object retriever keeps no state between queries:
+one retriever may serve many unrelated requests (or users), and a tool called for one request
+is never offered to another. ``keep_used=N`` makes the retriever *one conversation*: the last
+N tools the agent called are offered again on its later queries, so a follow-up such as "and
+what about tomorrow?" — which names no tool, while the model, seeing the earlier call in its
+history, calls that tool again (llama_index issue 15515) — finds it offered. They take slots
+within ``similarity_top_k`` (the best search hit always keeps its slot); ``used_beyond_k=True``
+appends them after the k search results instead. Create one such retriever per conversation
+(``index.as_retriever()`` is cheap: the knowledge base is shared) and :meth:`~ToolObjectRetriever.reset`
+it to start over. With ``condensed_descriptions=True`` it returns copies of the tools described
+by their condensed card (:mod:`llamaindex_toolret.condensed`), so the agent reads fewer tokens
+per tool.
 """
 
 from __future__ import annotations
@@ -26,7 +33,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections import OrderedDict
-from typing import Any, Literal
+from typing import Any
 
 from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.callbacks import CallbackManager
@@ -37,15 +44,12 @@ from llama_index.core.tools import BaseTool
 
 from llamaindex_toolret.condensed import CondensedTools
 from llamaindex_toolret.mapping import ToolNodeMapping
-from toolret import RetrievalConfig, SearchResult, ToolKnowledgeBase
-from toolret.errors import ConfigError, ToolNotFoundError
+from toolret import K, RetrievalConfig, SearchResult, ToolKnowledgeBase, validate_k
+from toolret.errors import ConfigError, QueryError, ToolNotFoundError
 
 __all__ = ["ToolObjectRetriever", "ToolRetriever"]
 
 logger = logging.getLogger("toolret")
-
-K = int | Literal["auto"]
-
 
 def _bundle(query: QueryType) -> QueryBundle:
     if isinstance(query, str):
@@ -55,10 +59,25 @@ def _bundle(query: QueryType) -> QueryBundle:
     raise TypeError(f"expected a query string or a QueryBundle, got {type(query).__name__}")
 
 
-def _check_k(k: Any) -> K:
-    if k == "auto" or (isinstance(k, int) and not isinstance(k, bool) and k >= 1):
-        return k
-    raise ConfigError(f"k (similarity_top_k) must be a positive integer or 'auto', got {k!r}")
+def _check_k(k: Any, config: RetrievalConfig | None) -> K:
+    """:func:`toolret.validate_k`, reported under LlamaIndex's name for the option."""
+    try:
+        return validate_k(k, config)
+    except QueryError as exc:
+        raise ConfigError(f"similarity_top_k (k): {exc}") from None
+
+
+def _before(messages: list[Any], query: str) -> list[Any]:
+    """The chat before ``query``: the agent stores the request in its memory before it retrieves
+    (and its tool calls after it, on later steps), so its latest user turn is the query itself."""
+    turns = list(messages)
+    for i in range(len(turns) - 1, -1, -1):
+        role = getattr(turns[i], "role", None)
+        if str(getattr(role, "value", role)) == "user":
+            if str(getattr(turns[i], "content", "") or "").strip() == query.strip():
+                return turns[:i]
+            break
+    return turns
 
 
 class ToolRetriever(BaseRetriever):
@@ -70,6 +89,10 @@ class ToolRetriever(BaseRetriever):
     ``name`` (the tool name, as ``SimpleToolNodeMapping`` expects), ``tool_id``,
     ``field_scores``, ``penalty``, ``subtask`` and ``match`` (``"search"`` or ``"name"``).
     :attr:`last_result` keeps the most recent :class:`~toolret.SearchResult` for debugging.
+    ``memory`` is the LlamaIndex chat memory (``Memory``, ``ChatMemoryBuffer``: any
+    ``BaseMemory``) the agent runs with: its messages before the query go to the search as
+    ``conversation=``, so the LLM planner (``full``) resolves follow-ups such as "and there?";
+    offline presets ignore it.
     """
 
     def __init__(
@@ -80,11 +103,15 @@ class ToolRetriever(BaseRetriever):
         config: RetrievalConfig | str | None = None,
         callback_manager: CallbackManager | None = None,
         verbose: bool = False,
+        memory: Any = None,
     ) -> None:
         super().__init__(callback_manager=callback_manager, verbose=verbose)
+        if memory is not None and not callable(getattr(memory, "aget_all", None)):
+            raise ConfigError(f"memory must be a LlamaIndex chat memory (BaseMemory), got {type(memory).__name__}")
         self.kb = kb
-        self.k: K = _check_k(k)
+        self.memory = memory
         self.config = None if config is None else RetrievalConfig.resolve(config)
+        self.k: K = _check_k(k, self.config or kb.config)
         self.last_result: SearchResult | None = None
 
     def lookup(self, query: str) -> NodeWithScore | None:
@@ -121,21 +148,26 @@ class ToolRetriever(BaseRetriever):
         hit = self.lookup(query_bundle.query_str)
         if hit is not None:
             return [hit]
-        return self._nodes(self.kb.search(query_bundle.query_str, k=self.k, config=self.config))
+        turns = _before(self.memory.get_all(), query_bundle.query_str) if self.memory is not None else None
+        return self._nodes(self.kb.search(query_bundle.query_str, k=self.k, config=self.config, conversation=turns))
 
     async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         hit = self.lookup(query_bundle.query_str)
         if hit is not None:
             return [hit]
-        return self._nodes(await self.kb.asearch(query_bundle.query_str, k=self.k, config=self.config))
+        turns = _before(await self.memory.aget_all(), query_bundle.query_str) if self.memory is not None else None
+        return self._nodes(await self.kb.asearch(query_bundle.query_str, k=self.k, config=self.config,
+                                                 conversation=turns))
 
 
 class ToolObjectRetriever(ObjectRetriever[BaseTool]):
     """The ``tool_retriever`` for LlamaIndex agents: toolret search in, live tools out.
 
     ``node_postprocessors`` run on search results (sync ones in :meth:`retrieve`, their async
-    form in :meth:`aretrieve`), not on exact-name lookups. ``keep_used`` (default 3) is how
-    many recently called tools are appended to every later result; 0 turns that memory off.
+    form in :meth:`aretrieve`), not on exact-name lookups. ``keep_used`` (default 0: no state
+    between queries) is how many recently called tools stay on offer in later results, which
+    makes this retriever one conversation; they fill the last of the ``k`` slots (the best
+    search hit keeps its slot) unless ``used_beyond_k=True`` appends them after the k.
     ``aretrieve`` runs the search in a worker thread, so the event loop keeps serving.
     ``condensed_descriptions`` (default off) returns copies whose ``metadata.description`` is
     :func:`toolret.cards.card.agent_description` of the indexed tool; the copies run the same code.
@@ -147,7 +179,8 @@ class ToolObjectRetriever(ObjectRetriever[BaseTool]):
         object_node_mapping: ToolNodeMapping,
         node_postprocessors: list[BaseNodePostprocessor] | None = None,
         *,
-        keep_used: int = 3,
+        keep_used: int = 0,
+        used_beyond_k: bool = False,
         condensed_descriptions: bool = False,
     ) -> None:
         if not isinstance(retriever, ToolRetriever):
@@ -156,6 +189,7 @@ class ToolObjectRetriever(ObjectRetriever[BaseTool]):
             raise ConfigError(f"keep_used must be a non-negative integer, got {keep_used!r}")
         super().__init__(retriever, object_node_mapping, node_postprocessors)
         self.keep_used = keep_used
+        self.used_beyond_k = bool(used_beyond_k)
         #: Copies with condensed descriptions (None: the option is off).
         self.condensed = CondensedTools(retriever.kb) if condensed_descriptions else None
         self._used: OrderedDict[str, None] = OrderedDict()
@@ -187,23 +221,21 @@ class ToolObjectRetriever(ObjectRetriever[BaseTool]):
 
     def _tools(self, nodes: list[NodeWithScore]) -> list[BaseTool]:
         mapping: ToolNodeMapping = self._object_node_mapping  # type: ignore[assignment]
-        tools: list[BaseTool] = []
-        seen: set[str] = set()
+        found: list[str] = []
         for node in nodes:
             tool_id = (node.node.metadata or {}).get("tool_id") or node.node.node_id
-            tool = mapping.get(tool_id)
-            if tool is None:
+            if mapping.get(tool_id) is None:
                 logger.warning("no live LlamaIndex tool attached for %r; skipped (insert_object it)", tool_id)
-                continue
-            if tool_id not in seen:
-                seen.add(tool_id)
-                tools.append(tool)
-        for tool_id in self.used_tools:
-            tool = mapping.get(tool_id)
-            if tool is not None and tool_id not in seen and tool_id in self.retriever.kb:
-                seen.add(tool_id)
-                tools.append(tool)
-        return self._present(tools)
+            elif tool_id not in found:
+                found.append(tool_id)
+        used = [t for t in self.used_tools
+                if t not in found and t in self.retriever.kb and mapping.get(t) is not None]
+        ids = found + used if self.used_beyond_k else _within(found, used, self._limit())
+        return self._present([tool for t in ids if (tool := mapping.get(t)) is not None])
+
+    def _limit(self) -> int:
+        k = self.retriever.k
+        return k if isinstance(k, int) else (self.retriever.config or self.retriever.kb.config).auto_max_k
 
     def _present(self, tools: list[BaseTool]) -> list[BaseTool]:
         return self.condensed.tools(tools) if self.condensed is not None else tools
@@ -238,3 +270,9 @@ class ToolObjectRetriever(ObjectRetriever[BaseTool]):
         for post in self._node_postprocessors:
             nodes = await post.apostprocess_nodes(nodes, query_bundle=query)
         return self._tools(nodes)
+
+
+def _within(found: list[str], used: list[str], limit: int) -> list[str]:
+    """Search hits and remembered tools in at most ``limit`` slots; the best hit keeps its slot."""
+    keep = max(1 if found else 0, limit - len(used))
+    return (found[:keep] + used)[:limit]

@@ -3,8 +3,8 @@
 Each verb is a thin layer over the library (nothing here that a Python user could not
 do with :class:`~toolret.ToolKnowledgeBase`, :mod:`toolret.eval` and the modules named)::
 
-    toolret index tools.jsonl --kb tools.kb [--preset fast]
-    toolret search --kb tools.kb "what's the weather in Paris?" [-k 5]
+    toolret index tools.jsonl --kb tools.kb [--preset fast]     # or tools.json, tools/list, openapi.yaml
+    toolret search --kb tools.kb "what's the weather in Paris?" [-k 5|auto] [--json]
     toolret eval --dataset ../shared/benchmarks/bfcl --method bm25 --method mftr --name-level \\
                  [--k 1,5,10] [--limit 500] [--json report.json] [--plot recall.png]
     toolret bench --datasets-root ../shared/benchmarks [--limit 500] [--out .bench]
@@ -12,11 +12,17 @@ do with :class:`~toolret.ToolKnowledgeBase`, :mod:`toolret.eval` and the modules
                       [--config mcp.json] [--kb tools.kb] [--transport stdio|streamable-http]
     toolret bench-scale --datasets-root ../shared/benchmarks --sizes 1000,10000,100000 [--out .bench/scale]
 
+``index`` recognises the tool file by its content: JSON lines, an OpenAI tool list, an MCP
+``tools/list`` result or an OpenAPI 3 spec (JSON or YAML; :mod:`toolret.sources.tool_files`).
+``search --json`` prints the :class:`~toolret.SearchResult` as JSON instead of a table.
+
 ``eval --json OUT`` writes the report of the primary method — the last ``--method`` given
 (``mftr`` by default) — in the documented shape
 ``{"dataset", "preset", "n_queries", "metrics", "latency_ms"}``, where ``preset`` is the
-preset name for ``mftr`` and ``"bm25"`` for the baseline. How queries are searched and
-scored is documented in :mod:`toolret.eval.runner`.
+preset name for ``mftr`` and ``"bm25"`` for the baseline. With several methods that top level
+stays the last method's report and a ``"methods"`` key adds every method's report by label
+(``{"bm25": {...}, "fast": {...}}``). How queries are searched and scored is documented in
+:mod:`toolret.eval.runner`.
 
 Errors toolret raises on purpose (a missing dataset, a bad tool, an unknown preset) print
 one line on stderr and exit with status 2, never a traceback. The knowledge base and its
@@ -48,7 +54,7 @@ from toolret.eval.methods import (
     method_label,
     release,
 )
-from toolret.eval.tables import format_table, report_headers, report_row, write_json
+from toolret.eval.tables import eval_json, format_table, report_headers, report_row, write_json
 
 __all__ = ["build_parser", "format_table", "main"]
 
@@ -78,16 +84,27 @@ def _parse_ks(text: str) -> list[int]:
 # ---------------------------------------------------------------------------- verbs
 def _cmd_index(args: argparse.Namespace) -> int:
     from toolret import ToolKnowledgeBase
-    from toolret.sources.ingest import load_jsonl
+    from toolret.sources.tool_files import load_tool_file
 
-    tools = load_jsonl(args.tools)
+    tools, kind = load_tool_file(args.tools)
     start = time.perf_counter()
     kb = ToolKnowledgeBase(args.kb, config=args.preset)
-    ids = kb.add(tools, progress=True)
+    ids = kb.add(tools, progress=True, upsert=True)  # re-indexing a changed file replaces its tools
     kb.save()
     seconds = time.perf_counter() - start
-    print(f"indexed {len(ids)} tools from {args.tools} into {args.kb} in {seconds:.1f} s ({len(kb)} tools in total)")
+    print(f"indexed {len(ids)} tools ({kind}) from {args.tools} into {args.kb} in {seconds:.1f} s "
+          f"({len(kb)} tools in total)")
     return 0
+
+
+def _k_arg(text: str) -> int | str:
+    """``-k``: a positive count or ``auto`` (the engine's validate_k checks the range)."""
+    if text.strip().lower() == "auto":
+        return "auto"
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer or 'auto', got {text!r}") from None
 
 
 def _cmd_search(args: argparse.Namespace) -> int:
@@ -95,6 +112,9 @@ def _cmd_search(args: argparse.Namespace) -> int:
 
     kb = ToolKnowledgeBase.load(args.kb)
     result = kb.search(args.query, k=args.k, config=args.preset)
+    if args.json:
+        print(result.model_dump_json(indent=2))
+        return 0
     fields: list[str] = []
     for tool in result.tools:
         fields.extend(f for f in tool.field_scores if f not in fields)
@@ -150,8 +170,9 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     rows = [report_row(r, m if m == "bm25" else f"mftr ({args.preset})") for r, m in zip(reports, methods)]
     print(format_table(report_headers(ks), rows))
     if args.json:
-        write_json(args.json, reports[-1].to_json_dict())
-        print(f"wrote {methods[-1]} report to {args.json}")
+        write_json(args.json, eval_json(reports, [method_label(m, args.preset) for m in methods]))
+        more = " (and every method's under \"methods\")" if len(methods) > 1 else ""
+        print(f"wrote {methods[-1]} report{more} to {args.json}")
     if args.plot:
         from toolret.eval.plots import plot_recall_curves
 
@@ -235,8 +256,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress details to stderr")
     verbs = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    index = verbs.add_parser("index", help="index a JSON-lines tool file into a knowledge base")
-    index.add_argument("tools", help="tools.jsonl (benchmark records, OpenAI tool dicts or bare functions)")
+    index = verbs.add_parser("index", help="index a tool file into a knowledge base")
+    index.add_argument("tools", help="JSON lines (benchmark records, OpenAI tool dicts or bare functions), an OpenAI "
+                                     "tool list, an MCP tools/list result or an OpenAPI 3 spec (JSON/YAML)")
     index.add_argument("--kb", required=True, help="knowledge base directory (created if missing)")
     index.add_argument("--preset", default=DEFAULT_PRESET, help="retrieval preset stored with it (default: fast)")
     index.set_defaults(run=_cmd_index)
@@ -244,7 +266,8 @@ def build_parser() -> argparse.ArgumentParser:
     search = verbs.add_parser("search", help="search a knowledge base and explain the scores")
     search.add_argument("query", help="the request to find tools for")
     search.add_argument("--kb", required=True, help="knowledge base directory built by `toolret index`")
-    search.add_argument("-k", type=int, default=5, help="number of tools (default: 5)")
+    search.add_argument("-k", type=_k_arg, default=5, help="number of tools, or auto for a precise set (default: 5)")
+    search.add_argument("--json", action="store_true", help="print the SearchResult as JSON")
     search.add_argument("--preset", default=None, help="override the knowledge base's preset")
     search.set_defaults(run=_cmd_search)
 
@@ -263,7 +286,8 @@ def build_parser() -> argparse.ArgumentParser:
                          "description,parameters,response,examples,profile,questions,topics)")
     ev.add_argument("--auto-k", action="store_true",
                     help="measure TRACC on the k='auto' set of each query (mftr only; other metrics unchanged)")
-    ev.add_argument("--json", metavar="OUT", help="write the last method's report as JSON")
+    ev.add_argument("--json", metavar="OUT", help="write the last method's report as JSON (with several methods, "
+                                                  "every method's report under \"methods\" too)")
     ev.add_argument("--plot", metavar="OUT.png", help="draw Recall@1..20 of every method (needs matplotlib)")
     ev.set_defaults(run=_cmd_eval)
 

@@ -7,11 +7,15 @@ Example:
     >>> cfg = RetrievalConfig.preset("fast")
     >>> cfg.field_weights.description
     0.35
-    >>> strict = cfg.model_copy(update={"candidates_per_field": 100})
+    >>> strict = cfg.with_(candidates_per_field=100, field_weights={"description": 0.4})
+    >>> strict.candidates_per_field, strict.field_weights.description, strict.field_weights.parameters
+    (100, 0.4, 0.25)
 """
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Mapping
 from typing import Any, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -95,7 +99,7 @@ class LearnedWeights(BaseModel):
 
 
 class RetrievalConfig(BaseModel):
-    """How a search runs. Use :meth:`preset` and override fields with ``model_copy``.
+    """How a search runs. Use :meth:`preset` and override fields with :meth:`with_`.
 
     ``fast``: hybrid multi-field retrieval with MFTR scoring. ``balanced``: + the offline
     query planner, per-sub-task fusion, tool-use memory and fitted weights when the knowledge
@@ -222,6 +226,32 @@ class RetrievalConfig(BaseModel):
             raise ConfigError("fields is empty: a search needs at least one field")
         return tuple(f for f in INDEX_FIELDS if f in value)
 
+    def with_(self, **changes: Any) -> RetrievalConfig:
+        """A copy with ``changes``, validated as the constructor validates.
+
+        Unlike pydantic's ``model_copy(update=...)``, which accepts anything (a typo such as
+        ``lexical_wieght`` would be silently ignored), an unknown name is a :class:`ConfigError`
+        naming it and the nearest valid name, and every value is checked. A nested setting
+        (``field_weights``, ``penalty``) may be given as a partial mapping: the fields named
+        change, the others keep their values.
+
+        >>> RetrievalConfig().with_(lexical_wieght=0.5)
+        Traceback (most recent call last):
+        ...
+        toolret.errors.ConfigError: RetrievalConfig has no field 'lexical_wieght'; did you mean 'lexical_weight'?
+        """
+        data = self.model_dump()
+        for key, value in changes.items():
+            _check_name(key, type(self).model_fields, "RetrievalConfig has no field")
+            nested = getattr(self, key)
+            if isinstance(nested, BaseModel) and isinstance(value, Mapping):
+                for inner in value:
+                    _check_name(inner, type(nested).model_fields, f"{type(nested).__name__} ({key}) has no field",
+                                prefix=f"{key}.")
+                value = {**nested.model_dump(), **value}
+            data[key] = value.model_dump() if isinstance(value, BaseModel) else value
+        return type(self)(**data)
+
     @property
     def active_fields(self) -> tuple[str, ...]:
         """The index fields this config searches (all unless ``fields`` narrows them)."""
@@ -264,6 +294,14 @@ class RetrievalConfig(BaseModel):
         if value is not None:
             return value
         return "full" if llm is not None else None
+
+
+def _check_name(name: str, known: Mapping[str, Any], what: str, *, prefix: str = "") -> None:
+    if name in known:
+        return
+    near = difflib.get_close_matches(name, list(known), n=1, cutoff=0.6)
+    hint = f"; did you mean {near[0]!r}?" if near else f"; valid names: {', '.join(known)}"
+    raise ConfigError(f"{what} {prefix + name!r}{hint}")
 
 
 def validate_k(k: Any, config: RetrievalConfig | None = None) -> K:

@@ -79,8 +79,7 @@ class ToolKnowledgeBase:
         self.llm = llm
         self.config = RetrievalConfig.resolve(config)
         self._rerankers = CrossEncoderCache()
-        if self.path is not None:
-            self.path.mkdir(parents=True, exist_ok=True)
+        persistence.make_dir(self.path)
         try:
             store, self.embedder = persistence.open_store(self.path, client, collection, embedder)
             self._writer = IndexWriter(store, self.embedder, self.config, expander=expander,
@@ -254,15 +253,16 @@ class ToolKnowledgeBase:
         """The :class:`toolret.index.expansion.LLMExpander` run on tools as they are added (None: offline only)."""
         return self._writer.expander
 
-    def add(self, tools: Iterable[Any], *, progress: bool = False) -> list[str]:
-        """Index tools (ToolDocs, function dicts, callables...); an existing id is replaced."""
-        return self._writer.add(tools, progress=progress)
+    def add(self, tools: Iterable[Any], *, progress: bool = True, upsert: bool = False) -> list[str]:
+        """Index tools (ToolDocs, dicts, callables, LangChain/LlamaIndex tools); a changed tool whose id
+        exists is replaced with a warning naming it, silently with ``upsert=True`` (``sync`` replaces a registry)."""
+        return self._writer.add(tools, progress=progress, upsert=upsert)
 
     def remove(self, tool_ids: Iterable[str]) -> None:
         """Remove tools by id; an unknown id is an error and nothing is removed."""
         self._writer.remove(tool_ids)
 
-    def sync(self, tools: Iterable[Any], *, progress: bool = False, prefix: str | None = None) -> SyncReport:
+    def sync(self, tools: Iterable[Any], *, progress: bool = True, prefix: str | None = None) -> SyncReport:
         """Make the knowledge base hold exactly ``tools``: add new, update changed, remove gone.
 
         Only added or changed tools are embedded (compared by content hash). With ``prefix``,

@@ -125,9 +125,9 @@ def test_non_tools_pass_through_and_non_basetools_are_refused():
         tool_to_doc(plain)  # type: ignore[arg-type]
 
 
-def test_generic_ingestion_still_refuses_langchain_tools_with_a_pointer_here(tools):
-    with pytest.raises(InvalidToolError, match="langchain_toolret"):
-        to_tool_doc(tools[0])
+def test_generic_ingestion_converts_langchain_tools_through_this_adapter(tools):
+    """The engine recognises a LangChain tool and converts it here (issue 16), lazily imported."""
+    assert to_tool_doc(tools[0]) == tool_to_doc(tools[0])
 
 
 def test_definition_chars_count_what_bind_tools_sends(tools):

@@ -73,23 +73,39 @@ async def test_function_agent_multi_step_request(shared_index):
     answer, calls = await run_agent(agent, request)
     assert ok(calls) == ["convert_currency", "send_email"]
     assert answer == "90.00 EUR | e-mail sent to bob@example.com"
-    assert all(len(names) <= 4 + 3 for names in offered)  # k plus at most keep_used remembered tools
+    assert all(len(names) <= 4 for names in offered)  # never more than similarity_top_k
 
 
 async def test_follow_up_turn_still_finds_the_tool_used_before(shared_index):
-    """llama_index issue 15515: "and in Rome?" names no tool; the model calls get_weather from history."""
-    first, follow_up = "What's the weather in Paris?", "same for Rome, please"
+    """llama_index issue 15515: "and in Rome?" names no tool; the model calls get_weather from history.
+
+    keep_used makes the retriever one conversation; the remembered tool takes a slot within k."""
+    first, follow_up = "What's the weather in Paris?", "and there?"
     plans = {first: [("get_weather", {"city": "Paris"})], follow_up: [("get_weather", {"city": "Rome"})]}
-    fresh = [t.metadata.name for t in shared_index.as_retriever(similarity_top_k=1).retrieve(follow_up)]
-    assert fresh != ["get_weather"], "precondition: the follow-up alone must not retrieve get_weather"
+    fresh = [t.metadata.name for t in shared_index.as_retriever(similarity_top_k=2).retrieve(follow_up)]
+    assert "get_weather" not in fresh, "precondition: the follow-up alone must not retrieve get_weather"
     offered: list[list[str]] = []
-    agent = FunctionAgent(tool_retriever=shared_index.as_retriever(similarity_top_k=1), llm=tool_model(plans, offered))
+    retriever = shared_index.as_retriever(similarity_top_k=2, keep_used=3)
+    agent = FunctionAgent(tool_retriever=retriever, llm=tool_model(plans, offered))
     ctx = Context(agent)
     assert ok((await run_agent(agent, first, ctx))[1]) == ["get_weather"]
     turn_start = len(offered)
     answer, calls = await run_agent(agent, follow_up, ctx)
     assert ok(calls) == ["get_weather"] and "Rome" in answer
-    assert offered[turn_start] == [*fresh, "get_weather"]  # offered again, from the conversation's memory
+    assert offered[turn_start] == [fresh[0], "get_weather"]  # offered again, from the conversation's memory, within k
+
+
+async def test_one_retriever_serving_unrelated_requests_does_not_leak_tools(shared_index):
+    """The default retriever is shared by two unrelated runs: the second never sees the first's tool."""
+    first, other = "What's the weather in Paris?", "Translate 'thank you' into German"
+    plans = {first: [("get_weather", {"city": "Paris"})],
+             other: [("translate_text", {"text": "thank you", "language": "German"})]}
+    offered: list[list[str]] = []
+    agent = FunctionAgent(tool_retriever=shared_index.as_retriever(similarity_top_k=2), llm=tool_model(plans, offered))
+    assert ok((await run_agent(agent, first))[1]) == ["get_weather"]
+    turn_start = len(offered)
+    assert ok((await run_agent(agent, other))[1]) == ["translate_text"]
+    assert all("get_weather" not in names and len(names) <= 2 for names in offered[turn_start:])
 
 
 async def test_a_tool_called_from_history_is_found_by_name_even_when_not_offered(shared_index):

@@ -179,3 +179,14 @@ def test_full_preset_plans_with_the_llamaindex_model(embedder):
     assert plan_steps and plan_steps[0].path == "llm"
     assert set(result.ids) == {"get_forecast", "book_hotel"}
     assert model.prompts
+
+
+def test_an_index_given_an_llm_and_no_config_uses_the_full_preset(embedder):
+    """RetrievalConfig.for_llm decides "llm given => full" for ToolObjectIndex, as for LangChain."""
+    from llamaindex_toolret import ToolObjectIndex
+
+    model = LlamaIndexLLM(ScriptedCompletionLLM(respond=lambda prompt: "no opinion"))
+    with_llm = ToolObjectIndex.from_objects(AGENT_FUNCTIONS[:2], llm=model)
+    assert with_llm.knowledge_base.config.name == "full"
+    assert ToolObjectIndex.from_objects(AGENT_FUNCTIONS[:2], llm=model, config="fast").knowledge_base.config.name == "fast"
+    assert ToolObjectIndex.from_objects(AGENT_FUNCTIONS[:2]).knowledge_base.config.name == "fast"

@@ -146,3 +146,43 @@ def test_index_built_from_a_shared_knowledge_base_object_is_the_same_store():
     kb = ToolKnowledgeBase()
     index = ToolObjectIndex.from_objects_and_index(agent_tools(), kb)
     assert index.index is kb and len(kb) == len(agent_tools())
+
+
+def test_k_is_checked_by_the_engines_validate_k(shared_index):
+    """One k rule for the engine and every adapter: max_k applies to similarity_top_k too."""
+    from toolret import RetrievalConfig
+
+    limit = RetrievalConfig().max_k
+    with pytest.raises(ConfigError, match="max_k"):
+        shared_index.as_retriever(similarity_top_k=limit + 1)
+    with pytest.raises(ConfigError, match="similarity_top_k"):
+        shared_index.as_node_retriever(similarity_top_k=True)
+    assert shared_index.as_retriever(similarity_top_k="auto").retriever.k == "auto"
+
+
+def test_the_mapping_is_a_view_of_the_knowledge_bases_live_tools(embedder):
+    """One live map for the engine and the adapter: kb.tool(name) is the agent's tool, removals reach both."""
+    tools = agent_tools()
+    index = ToolObjectIndex.from_objects(tools, embedder=embedder)
+    kb, mapping = index.knowledge_base, index.object_node_mapping
+    assert mapping.live is kb.live_tools
+    assert kb.tool("get_weather") is mapping.get("get_weather") is tools[0]
+    extra = FunctionTool.from_defaults(fn=lambda city: city, name="get_air_quality",
+                                       description="Air quality index of a city.")
+    index.insert_object(extra)
+    assert kb.tool("get_air_quality") is extra
+    kb.remove(["get_weather"])
+    assert mapping.get("get_weather") is None and "get_weather" not in mapping
+    assert "get_weather" not in [t.metadata.name for t in index.as_retriever().retrieve("get_weather")]
+
+
+def test_a_mapping_built_apart_is_bound_to_the_knowledge_base(embedder):
+    from llamaindex_toolret import ToolNodeMapping
+
+    tools = agent_tools()
+    kb = ToolKnowledgeBase(embedder=embedder)
+    kb.add(tools)
+    mapping = ToolNodeMapping(tools)
+    index = ToolObjectIndex(kb, mapping)
+    assert mapping.live is kb.live_tools and kb.tool("send_email") is tools[3]
+    assert index.as_retriever().retrieve("send_email")[0] is tools[3]

@@ -50,7 +50,7 @@ async def test_exact_tool_name_async(shared_index):
 
 
 def test_used_tools_are_offered_again_until_reset(shared_index):
-    retriever = shared_index.as_retriever(similarity_top_k=2, keep_used=2)
+    retriever = shared_index.as_retriever(similarity_top_k=2, keep_used=2, used_beyond_k=True)
     assert "get_weather" not in names(retriever.retrieve("convert 10 euros to dollars"))
     retriever.retrieve("get_weather")           # the agent called it
     found = names(retriever.retrieve("convert 10 euros to dollars"))
@@ -64,10 +64,10 @@ def test_used_tools_are_offered_again_until_reset(shared_index):
     assert len(retriever.retrieve("what's the weather in Oslo")) == 2
 
 
-def test_memory_is_per_retriever_and_can_be_switched_off(shared_index):
-    first = shared_index.as_retriever(similarity_top_k=1)
-    second = shared_index.as_retriever(similarity_top_k=1)
-    off = shared_index.as_retriever(similarity_top_k=1, keep_used=0)
+def test_memory_is_per_retriever_and_off_by_default(shared_index):
+    first = shared_index.as_retriever(similarity_top_k=1, keep_used=3, used_beyond_k=True)
+    second = shared_index.as_retriever(similarity_top_k=1, keep_used=3, used_beyond_k=True)
+    off = shared_index.as_retriever(similarity_top_k=1)
     first.retrieve("translate_text")
     off.retrieve("translate_text")
     assert names(first.retrieve("weather in Oslo")) == ["get_weather", "translate_text"]
@@ -148,3 +148,78 @@ def test_tools_indexed_without_a_live_object_are_skipped_not_fatal(caplog):
     found = names(retriever.retrieve("launch a rocket to orbit"))
     assert "launch_rocket" not in found and len(found) == 1
     assert "launch_rocket" in caplog.text
+
+
+def test_a_tool_used_for_one_request_does_not_leak_into_an_unrelated_one(shared_index):
+    """Maintainers' repro: retrieve("get_weather") then an unrelated request on the same retriever."""
+    retriever = shared_index.as_retriever(similarity_top_k=3)
+    fresh = names(shared_index.as_retriever(similarity_top_k=3).retrieve("refund payment 77"))
+    assert "get_weather" not in fresh
+    assert names(retriever.retrieve("get_weather")) == ["get_weather"]
+    assert names(retriever.retrieve("refund payment 77")) == fresh
+
+
+async def test_no_leak_on_the_async_path_either(shared_index):
+    retriever = shared_index.as_retriever(similarity_top_k=3)
+    fresh = names(await shared_index.as_retriever(similarity_top_k=3).aretrieve("refund payment 77"))
+    await retriever.aretrieve("what's the weather in Oslo")
+    await retriever.aretrieve("get_weather")
+    assert names(await retriever.aretrieve("refund payment 77")) == fresh
+
+
+def test_the_default_retriever_keeps_no_state_between_queries(shared_index):
+    retriever = shared_index.as_retriever(similarity_top_k=3)
+    retriever.retrieve("send_email")
+    assert retriever.used_tools == []
+    request = "convert 10 euros to dollars"
+    assert names(retriever.retrieve(request)) == names(shared_index.as_retriever(similarity_top_k=3).retrieve(request))
+
+
+def test_conversation_memory_is_explicit_and_stays_within_k(shared_index):
+    """keep_used=N: this retriever is one conversation; earlier requests' tools stay, inside k."""
+    retriever = shared_index.as_retriever(similarity_top_k=2, keep_used=2)
+    retriever.retrieve("what's the weather in Paris?")
+    retriever.retrieve("get_weather")
+    follow_up = names(retriever.retrieve("same for Rome, please"))
+    assert len(follow_up) == 2 and follow_up[-1] == "get_weather"
+    assert follow_up[0] == names(shared_index.as_retriever(similarity_top_k=1).retrieve("same for Rome, please"))[0]
+    retriever.reset()
+    assert "get_weather" not in names(retriever.retrieve("convert 10 euros to dollars"))
+
+
+def test_used_tools_beyond_k_only_when_asked(shared_index):
+    retriever = shared_index.as_retriever(similarity_top_k=1, keep_used=1, used_beyond_k=True)
+    retriever.retrieve("translate_text")
+    assert names(retriever.retrieve("weather in Oslo")) == ["get_weather", "translate_text"]
+    within = shared_index.as_retriever(similarity_top_k=1, keep_used=1)
+    within.retrieve("translate_text")
+    assert names(within.retrieve("weather in Oslo")) == ["get_weather"]  # the best search hit keeps its slot
+
+
+def test_the_agents_chat_memory_reaches_the_search_as_its_conversation(embedder):
+    """as_retriever(memory=...): earlier turns go to kb.search(conversation=...), where the LLM planner reads them."""
+    from llama_index.core.base.llms.types import ChatMessage
+    from llama_index.core.memory import ChatMemoryBuffer
+
+    from toolret.llm.testing import ScriptedLLM
+
+    llm = ScriptedLLM([RuntimeError("planner down")] * 20)
+    index = ToolObjectIndex.from_objects(agent_tools(), embedder=embedder, llm=llm)   # llm given: full
+    memory = ChatMemoryBuffer.from_defaults()
+    for role, text in [("user", "What's the weather in Lyon?"), ("assistant", "18 degrees in Lyon."),
+                       ("user", "and book a hotel there")]:
+        memory.put(ChatMessage(role=role, content=text))
+    retriever = index.as_retriever(similarity_top_k=2, memory=memory)
+    assert "book_hotel" in names(retriever.retrieve("and book a hotel there"))
+    planner_prompt = "\n".join(m.content for m in llm.calls[0])
+    assert "Earlier conversation" in planner_prompt and "18 degrees in Lyon." in planner_prompt
+    assert planner_prompt.count("and book a hotel there") == 1  # the request itself is not repeated as history
+    memory.put(ChatMessage(role="assistant", content="", additional_kwargs={"tool_calls": []}))  # a later step
+    memory.put(ChatMessage(role="tool", content="no rooms left"))
+    before = len(llm.calls)
+    assert "book_hotel" in names(asyncio.run(retriever.aretrieve("and book a hotel there")))
+    later = [call for call in llm.calls[before:] if any("Earlier conversation" in m.content for m in call)]
+    assert later and all("\n".join(m.content for m in call).count("and book a hotel there") == 1 for call in later)
+    assert "18 degrees in Lyon." in "\n".join(m.content for m in later[0])
+    with pytest.raises(Exception, match="memory"):
+        index.as_retriever(memory="not a memory")

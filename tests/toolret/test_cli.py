@@ -163,3 +163,56 @@ def test_bench_fit_compares_presets_and_balanced_fit_on_the_test_split(
                     ("test", "fast", 3), ("test", "balanced", 3), ("test", "balanced+fit", 3)]
     printed = capsys.readouterr().out
     assert "fit on 9 queries, report on the other 3" in printed and "balanced+fit" in printed
+
+
+# ------------------------------------------------------------ issue 16: CLI additions
+OPENAI_TOOLS = [
+    {"type": "function", "function": {"name": "get_weather", "description": "Current weather forecast for a city.",
+                                      "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}},
+    {"type": "function", "function": {"name": "refund_payment", "description": "Refund a card payment to a customer.",
+                                      "parameters": {"type": "object", "properties": {"payment_id": {"type": "string"}}}}},
+]
+def test_index_refuses_a_tool_file_with_a_duplicate_tool(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "tools.json"
+    path.write_text(json.dumps([OPENAI_TOOLS[0], OPENAI_TOOLS[0]]), encoding="utf-8")
+    assert main(["index", str(path), "--kb", str(tmp_path / "kb")]) == 2
+    assert "duplicate" in capsys.readouterr().err
+
+
+def test_search_k_accepts_auto_and_refuses_words(capsys: pytest.CaptureFixture[str]) -> None:
+    from toolret.cli import build_parser
+
+    assert build_parser().parse_args(["search", "--kb", "x", "q", "-k", "auto"]).k == "auto"
+    assert build_parser().parse_args(["search", "--kb", "x", "q", "-k", "3"]).k == 3
+    assert main(["search", "--kb", "x", "q", "-k", "many"]) == 2
+    assert "'auto'" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_index_an_openai_list_then_search_auto_as_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tools, kb = tmp_path / "tools.json", tmp_path / "tools.kb"
+    tools.write_text(json.dumps(OPENAI_TOOLS), encoding="utf-8")
+    assert main(["index", str(tools), "--kb", str(kb)]) == 0
+    assert "indexed 2 tools (OpenAI tool list)" in capsys.readouterr().out
+    assert main(["search", "--kb", str(kb), "give the customer their money back", "-k", "auto", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["query"] == "give the customer their money back"
+    assert [t["id"] for t in data["tools"]][0] == "refund_payment"
+    assert {"id", "name", "score", "field_scores", "penalty"} <= set(data["tools"][0])
+    assert data["trace"] and {"stage", "path", "ms"} <= set(data["trace"][0])
+
+
+@pytest.mark.slow
+def test_eval_json_with_several_methods_keeps_the_last_on_top_and_adds_every_method(
+        dataset: Path, tmp_path: Path) -> None:
+    single, several = tmp_path / "one.json", tmp_path / "many.json"
+    assert main(["eval", "--dataset", str(dataset), "--method", "mftr", "--json", str(single)]) == 0
+    assert main(["eval", "--dataset", str(dataset), "--method", "bm25", "--method", "mftr", "--json", str(several)]) == 0
+    one, many = json.loads(single.read_text()), json.loads(several.read_text())
+    assert set(one) == {"dataset", "preset", "n_queries", "metrics", "latency_ms"}  # unchanged for the scorer
+    assert set(many) == set(one) | {"methods"}
+    assert {k: v for k, v in many.items() if k not in ("methods", "latency_ms")} == {
+        k: v for k, v in one.items() if k != "latency_ms"}
+    assert list(many["methods"]) == ["bm25", "fast"]
+    assert many["methods"]["fast"]["metrics"] == one["metrics"] and many["methods"]["bm25"]["preset"] == "bm25"
+    assert set(many["methods"]["bm25"]) == set(one)

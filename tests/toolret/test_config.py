@@ -46,3 +46,40 @@ def test_k_alias_and_validate_k_are_the_public_ones():
     import toolret
 
     assert toolret.K is K and toolret.validate_k is validate_k
+
+
+# ------------------------------------------------------------------ config.with_(**changes)
+def test_with_changes_fields_and_keeps_the_rest():
+    base = RetrievalConfig.preset("balanced")
+    changed = base.with_(lexical_weight=0.5, candidates_per_field=80)
+    assert (changed.lexical_weight, changed.candidates_per_field) == (0.5, 80)
+    assert changed.planner == base.planner and changed.name == "balanced"
+    assert base.lexical_weight == 0.35  # frozen: the original is unchanged
+
+
+def test_with_names_an_unknown_field_and_the_nearest_valid_one():
+    from toolret import ConfigError
+
+    with pytest.raises(ConfigError, match=r"'lexical_wieght'.*did you mean 'lexical_weight'"):
+        RetrievalConfig().with_(lexical_wieght=0.5)
+    with pytest.raises(ConfigError, match=r"field_weights.descriptoin.*did you mean 'description'"):
+        RetrievalConfig().with_(field_weights={"descriptoin": 0.4})
+
+
+def test_with_validates_values_as_the_constructor_does():
+    from toolret import ConfigError
+
+    with pytest.raises(ConfigError, match="lexical_weight"):
+        RetrievalConfig().with_(lexical_weight=3.0)
+    with pytest.raises(ConfigError, match="field_weights.description"):
+        RetrievalConfig().with_(field_weights={"description": -1})
+    with pytest.raises(ConfigError, match="fields"):
+        RetrievalConfig().with_(fields=("descripton",))
+
+
+def test_with_merges_a_partial_nested_mapping():
+    cfg = RetrievalConfig.preset("fast").with_(field_weights={"description": 0.4}, penalty={"scale": 0.1})
+    assert cfg.field_weights.description == 0.4
+    assert cfg.field_weights.parameters == RetrievalConfig().field_weights.parameters
+    assert cfg.penalty.scale == 0.1 and cfg.penalty.alpha == RetrievalConfig().penalty.alpha
+

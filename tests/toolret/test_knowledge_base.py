@@ -255,3 +255,78 @@ def test_balanced_with_a_configured_cross_encoder_reranks_the_head(kb):
     assert len(first.tools) == 2 and set(first.ids) <= set(kb.ids)
     assert all("cross_encoder" in t.field_scores for t in first.tools)
     assert first.ids == again.ids and len(kb._rerankers) == 1  # loaded once, reused
+
+
+# ------------------------------------------------------------------ issue 16: trustworthy writes
+def test_a_path_that_is_a_file_is_a_knowledge_base_error_naming_it(tmp_path, embedder):
+    file = tmp_path / "tools.kb"
+    file.write_text("not a directory")
+    with pytest.raises(KnowledgeBaseError, match="tools.kb.*is a file"):
+        ToolKnowledgeBase(file, embedder=embedder)
+    with pytest.raises(KnowledgeBaseError, match="tools.kb"):
+        ToolKnowledgeBase(file / "inner", embedder=embedder)
+
+
+def test_adding_a_changed_tool_under_an_existing_id_warns_naming_it(kb, caplog):
+    changed = ToolDoc(name="get_weather", description="Weather of a city, now with wind speed.")
+    with caplog.at_level("WARNING", logger="toolret"):
+        kb.add([changed])
+    warned = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert any("get_weather" in m and "upsert=True" in m for m in warned)
+    assert kb.get("get_weather").description == changed.description  # replaced, and said so
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="toolret"):
+        kb.add([changed])                                          # identical: nothing replaced
+        kb.add([changed.model_copy(update={"description": "Weather again."})], upsert=True)
+    assert not [r for r in caplog.records if r.levelname == "WARNING"]
+    assert kb.get("get_weather").description == "Weather again."
+
+
+def test_add_and_sync_log_counts_and_seconds(embedder, caplog):
+    kb = ToolKnowledgeBase(embedder=embedder)
+    with caplog.at_level("INFO", logger="toolret"):
+        kb.add(TOOLS[:2])
+        kb.sync(TOOLS[1:])
+    lines = [r.getMessage() for r in caplog.records if r.name == "toolret" and r.levelname == "INFO"]
+    assert any(m.startswith("add: 2 tools (2 added, 0 updated, 0 unchanged, 0 removed)") and " s" in m for m in lines)
+    assert any(m.startswith("sync: 3 tools (2 added, 0 updated, 1 unchanged, 1 removed)") for m in lines), lines
+
+
+def test_langchain_and_llamaindex_tools_are_converted_by_their_adapters(embedder):
+    from langchain_core.tools import tool as lc_tool
+    from llama_index.core.tools import FunctionTool
+
+    @lc_tool
+    def refund_payment(payment_id: str) -> str:
+        """Refund a card payment to the customer.
+
+        Args:
+            payment_id: The payment to refund.
+        """
+        return "refunded"
+
+    kb = ToolKnowledgeBase(embedder=embedder)
+    kb.add([refund_payment, FunctionTool.from_defaults(fn=get_weather)])
+    assert sorted(kb.ids) == ["get_weather", "refund_payment"]
+    assert kb.get("refund_payment").metadata["framework"] == "langchain"
+    assert kb.tool("refund_payment") is refund_payment
+    assert kb.search("give the customer their money back", k=1).ids == ["refund_payment"]
+
+
+def test_a_framework_tool_without_its_adapter_names_the_function_to_use(monkeypatch):
+    import sys
+
+    from langchain_core.tools import tool as lc_tool
+
+    from toolret import InvalidToolError
+    from toolret.sources.ingest import to_tool_doc
+
+    @lc_tool
+    def refund_payment(payment_id: str) -> str:
+        """Refund a card payment."""
+        return "refunded"
+
+    monkeypatch.setitem(sys.modules, "langchain_toolret.ingest", None)  # as if not installed
+    with pytest.raises(InvalidToolError, match=r"langchain_toolret.ingest.tool_to_doc") as raised:
+        to_tool_doc(refund_payment)
+    assert raised.value.tool == "refund_payment"

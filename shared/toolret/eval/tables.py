@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["format_table", "report_headers", "report_row", "write_json"]
+__all__ = ["eval_json", "format_table", "report_headers", "report_row", "write_json"]
 
 
 def format_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
@@ -67,3 +67,16 @@ def write_json(path: str | Path, payload: Any) -> None:
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def eval_json(reports: Sequence[Any], labels: Sequence[str]) -> dict[str, Any]:
+    """``toolret eval --json``: the last method's report, as it always was, plus every method's.
+
+    External scorers read the top level, so with one method the payload is exactly that
+    method's report; with several, the top level stays the last method's report and a
+    ``"methods"`` key maps each method's label to its report.
+    """
+    payload = dict(reports[-1].to_json_dict())
+    if len(reports) > 1:
+        payload["methods"] = {label: report.to_json_dict() for label, report in zip(labels, reports)}
+    return payload

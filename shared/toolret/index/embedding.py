@@ -96,6 +96,30 @@ def _torch_threads(n: int | None) -> Iterator[None]:
         torch.set_num_threads(before)
 
 
+@contextlib.contextmanager
+def _quiet_loading(quiet: bool) -> Iterator[None]:
+    """Silence transformers' "Loading weights" bar and load report while the packaged model loads.
+
+    They are written to stderr by every process that loads the model (each worker, each CLI
+    call), and say nothing about a model toolret ships and checks. The previous verbosity and
+    progress-bar setting are restored afterwards, so a user's own models report as usual.
+    """
+    if not quiet:
+        yield
+        return
+    from transformers.utils import logging as hf_logging
+
+    verbosity, bars = hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled()
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        hf_logging.set_verbosity(verbosity)
+        if bars:
+            hf_logging.enable_progress_bar()
+
+
 class SentenceTransformerEmbedder:
     """A sentence-transformers model, loaded lazily on the first ``embed``.
 
@@ -129,7 +153,8 @@ class SentenceTransformerEmbedder:
             else:
                 path = self._model_ref
             try:
-                self._model = SentenceTransformer(path, device=self.device or "cpu")
+                with _quiet_loading(self._model_ref is None):
+                    self._model = SentenceTransformer(path, device=self.device or "cpu")
             except Exception as exc:
                 raise ConfigError(f"could not load embedding model {self.name!r}: {exc}") from exc
             return self._model

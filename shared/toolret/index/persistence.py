@@ -27,7 +27,7 @@ from toolret.index.snapshot import Snapshot, build_snapshot
 from toolret.index.store import FORMAT_VERSION, ChromaStore
 from toolret.index.writer import IndexWriter
 
-__all__ = ["MANIFEST", "damaged_message", "load_snapshot", "open_store", "registry_hash", "save"]
+__all__ = ["MANIFEST", "damaged_message", "load_snapshot", "make_dir", "open_store", "registry_hash", "save"]
 
 logger = logging.getLogger("toolret")
 
@@ -41,6 +41,20 @@ def registry_hash(docs: Iterable[ToolDoc]) -> str:
     for doc in docs:
         h.update(doc.id.encode("utf-8", "surrogatepass") + b"\0" + doc.content_hash.encode() + b"\n")
     return h.hexdigest()
+
+
+def make_dir(path: Path | None) -> None:
+    """Create the knowledge base's directory; a path that is a file, or cannot be created, is a
+    :class:`KnowledgeBaseError` naming it (not a raw ``FileExistsError``)."""
+    if path is None:
+        return
+    if path.exists() and not path.is_dir():
+        raise KnowledgeBaseError(f"knowledge base path {str(path)!r} is a file, not a directory; pass the path of a "
+                                 "directory (it is created if missing)")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise KnowledgeBaseError(f"cannot create the knowledge base directory {str(path)!r}: {exc}") from exc
 
 
 def open_store(path: Path | None, client: Any, collection: str, embedder: Any) -> tuple[ChromaStore, Embedder]:

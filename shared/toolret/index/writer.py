@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import sys
 import threading
+import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -131,7 +132,10 @@ class IndexWriter:
         self.snapshot = build_snapshot(docs, vectors, dim)
 
     # ------------------------------------------------------------------ the change sets
-    def add(self, tools: Iterable[Any], *, progress: bool = False) -> list[str]:
+    def add(self, tools: Iterable[Any], *, progress: bool = False, upsert: bool = False) -> list[str]:
+        """Add ``tools``; a changed tool under an existing id replaces it, with a warning naming it
+        unless ``upsert`` says the replacement is meant (``sync`` is the way to replace a registry)."""
+        start = time.perf_counter()
         new_docs, live = self.prepare(tools)
         with self.lock:
             current, _ = self._vectors()
@@ -139,9 +143,16 @@ class IndexWriter:
             if total > self.config.max_tools:
                 raise KnowledgeBaseError(too_many(f"adding these tools would make {total}", self.config.max_tools))
             changed = [d for d in new_docs if d.id not in current or current[d.id].content_hash != d.content_hash]
+            replaced = [d.id for d in changed if d.id in current]
+            if replaced and not upsert:
+                shown = ", ".join(map(repr, replaced[:10])) + (" ..." if len(replaced) > 10 else "")
+                logger.warning("add replaced %d existing tool(s) with a different definition under the same id: %s; "
+                               "pass upsert=True when replacing is meant, or use sync() to replace a registry",
+                               len(replaced), shown)
             wanted = {**current, **{d.id: d for d in changed}}
             self._commit(wanted, changed, [], progress)
             self.live.update(live, names={d.id: d.name for d in new_docs})
+        _log_change("add", len(new_docs), len(changed) - len(replaced), len(replaced), 0, start)
         return [d.id for d in new_docs]
 
     def remove(self, tool_ids: Iterable[str]) -> None:
@@ -156,6 +167,7 @@ class IndexWriter:
             self.live.keep(self.snapshot.index_of)
 
     def sync(self, tools: Iterable[Any], *, progress: bool = False, prefix: str | None = None) -> SyncReport:
+        start = time.perf_counter()
         new_docs, live = self.prepare(tools)
         if prefix is not None:
             stray = [d.id for d in new_docs if not d.id.startswith(prefix)]
@@ -173,6 +185,7 @@ class IndexWriter:
             self._commit(wanted, added + updated, removed, progress)
             self.live.keep(wanted)
             self.live.update(live, names={d.id: d.name for d in new_docs})
+        _log_change("sync", len(new_docs), len(added), len(updated), len(removed), start)
         return SyncReport(added=[d.id for d in added], updated=[d.id for d in updated], removed=removed,
                           unchanged=len(new_docs) - len(added) - len(updated))
 
@@ -215,6 +228,12 @@ class IndexWriter:
         self.generation = marker if before == self.generation else None
 
 
+def _log_change(verb: str, given: int, added: int, updated: int, removed: int, start: float) -> None:
+    """One INFO line per add/sync (logger "toolret"): what changed and how long it took, embedding included."""
+    logger.info("%s: %d tools (%d added, %d updated, %d unchanged, %d removed) in %.2f s", verb, given, added, updated,
+                given - added - updated, removed, time.perf_counter() - start)
+
+
 def too_many(what: str, limit: int) -> str:
     return (f"{what}; a knowledge base holds at most max_tools={limit} tools (RetrievalConfig.max_tools). "
             "Raise it with ToolKnowledgeBase(config=RetrievalConfig(max_tools=...)) or split the registry")
@@ -226,7 +245,8 @@ class _NullBar:
 
 
 def _progress(total: int, desc: str, enabled: bool) -> Any:
-    if not enabled or total == 0:
+    """A tqdm bar on stderr for a job of more than one batch, only when stderr is a terminal."""
+    if not enabled or total <= EMBED_BATCH or not sys.stderr.isatty():
         return _NullBar()
     from tqdm.auto import tqdm
 

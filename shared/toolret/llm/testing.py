@@ -21,7 +21,7 @@ Example:
     >>> kb = ToolKnowledgeBase.from_tools([{"name": "get_weather", "description": "Weather for a city"},
     ...                                    {"name": "send_email", "description": "Send an e-mail"}])
     >>> kb.llm = FaultInjectingLLM(fault="malformed")            # every step gets broken JSON
-    >>> cfg = RetrievalConfig.preset("full").model_copy(update={"llm_timeout": 1.0})
+    >>> cfg = RetrievalConfig.preset("full").with_(llm_timeout=1.0)
     >>> result = kb.search("weather in Paris", k=1, config=cfg)
     >>> result.ids, {s.stage: s.path for s in result.trace}["plan"]
     (['get_weather'], 'fallback')

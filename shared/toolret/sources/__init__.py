@@ -9,6 +9,7 @@ from __future__ import annotations
 from toolret._exports import lazy_exports
 
 _EXPORTS = {
+    "FORMATS": "tool_files",
     "HTTP_METHODS": "openapi",
     "MAX_K": "mcp_proxy",
     "MAX_SCHEMA_NESTING": "ingest",
@@ -27,6 +28,7 @@ _EXPORTS = {
     "from_tools_list": "mcp",
     "load_jsonl": "ingest",
     "load_openapi": "openapi",
+    "load_tool_file": "tool_files",
     "params_from_schema": "ingest",
     "resolve_refs": "openapi",
     "short_description": "mcp_proxy",

@@ -18,6 +18,7 @@ Example:
 
 from __future__ import annotations
 
+import importlib
 import json
 import logging
 from pathlib import Path
@@ -53,6 +54,12 @@ _UNNAMED = "<unnamed>"
 _EXTRA_KEYS = ("response", "returns", "examples")
 #: Packages whose tool objects need an adapter rather than generic ingestion.
 _FRAMEWORKS = {"langchain": "langchain_toolret", "llama_index": "llamaindex_toolret", "mcp": "toolret.sources.mcp.from_mcp_tool"}
+#: The converter (module, function) of each framework whose adapter ships with toolret; imported
+#: only when such a tool is given, so the engine itself depends on no framework.
+_CONVERTERS = {"langchain": ("langchain_toolret.ingest", "tool_to_doc", "langchain"),
+               "llama_index": ("llamaindex_toolret.ingest", "tool_to_doc", "llamaindex")}
+#: JSON-schema type names (plus "any", what toolret writes for a $ref or a missing type).
+JSON_SCHEMA_TYPES = frozenset({"string", "number", "integer", "boolean", "array", "object", "null", "any"})
 
 
 # ================================================================== JSON schema -> params
@@ -71,6 +78,7 @@ def params_from_schema(schema: Any, *, tool: str, field: str = "parameters") -> 
     if not isinstance(schema, dict):
         raise InvalidToolError(tool, field or "schema", f"expected a JSON-schema object, got {type(schema).__name__}")
     schema = plain_json(schema, tool=tool, field=field)
+    _check_object_type(schema.get("type"), tool, field)
     props = schema.get("properties")
     props = {} if props is None else props
     if not isinstance(props, dict):
@@ -100,14 +108,35 @@ def params_from_schema(schema: Any, *, tool: str, field: str = "parameters") -> 
     return params
 
 
+def _check_object_type(kind: Any, tool: str, field: str) -> None:
+    """A tool's arguments are named: its parameters schema is an object (or says no type)."""
+    if kind is None or kind == "object" or (isinstance(kind, list) and "object" in kind):
+        return
+    raise InvalidToolError(tool, _join(field, "type"),
+                           f"a tool's parameters must be a JSON-schema object ({{\"type\": \"object\", "
+                           f"\"properties\": {{...}}}}), got type {kind!r:.80}; wrap the value in a named property")
+
+
+def _warn_unknown_types(names: list[str], tool: str, path: str) -> None:
+    """Degrade per tool, never silently: a misspelt type keeps the tool (indexed as written), with a warning."""
+    unknown = [n for n in names if n not in JSON_SCHEMA_TYPES]
+    if unknown:
+        logger.warning("tool %r, field %r: unknown JSON-schema type %s (expected one of %s); the tool is kept and "
+                       "the type indexed as written: fix the schema", tool, f"{path}.type",
+                       ", ".join(map(repr, unknown)), ", ".join(sorted(JSON_SCHEMA_TYPES - {"any"})))
+
+
 def _schema_type(schema: dict[str, Any], tool: str, path: str) -> str:
     if "$ref" in schema:
         return "any"
     kind = schema.get("type")
     if isinstance(kind, str) and kind.strip():
+        _warn_unknown_types([kind.strip()], tool, path)
         return kind.strip()
     if isinstance(kind, list) and kind and all(isinstance(k, str) and k.strip() for k in kind):
-        return "|".join(dict.fromkeys(k.strip() for k in kind))
+        kinds = list(dict.fromkeys(k.strip() for k in kind))
+        _warn_unknown_types(kinds, tool, path)
+        return "|".join(kinds)
     if kind is not None:
         raise InvalidToolError(tool, f"{path}.type", f"expected a type name or a list of them, got {kind!r:.80}")
     for key in ("anyOf", "oneOf", "allOf"):
@@ -317,8 +346,10 @@ def to_tool_doc(obj: Any) -> ToolDoc:
     """Whatever a user hands to the knowledge base, as a ToolDoc.
 
     ToolDoc → itself; dict → :func:`from_record` when it has ``id`` and ``source`` or
-    ``category``, else :func:`from_openai`; callable → :func:`from_callable`. LangChain,
-    LlamaIndex and MCP tool objects are refused with a pointer to their adapter.
+    ``category``, else :func:`from_openai`; callable → :func:`from_callable`. LangChain and
+    LlamaIndex tools (recognised by the package of a class they derive from, no import needed)
+    are converted by their adapter's ``tool_to_doc``, imported on first use; without the
+    adapter installed, and for MCP tool objects, an InvalidToolError names the function to use.
     """
     if isinstance(obj, ToolDoc):
         return checked_doc(obj)
@@ -326,14 +357,43 @@ def to_tool_doc(obj: Any) -> ToolDoc:
         if "id" in obj and ("source" in obj or "category" in obj):
             return from_record(obj)
         return from_openai(obj)
-    package = (getattr(type(obj), "__module__", "") or "").split(".", 1)[0]
-    label = getattr(obj, "name", None) or getattr(obj, "__name__", None)
-    label = label if isinstance(label, str) and label.strip() else _UNNAMED
-    for framework, adapter in _FRAMEWORKS.items():
-        if (package == framework or package.startswith(framework + "_")) and not package.endswith("toolret"):
-            raise InvalidToolError(label, "tool", f"{type(obj).__name__} objects are converted by {adapter}, "
-                                                  "not by generic ingestion")
+    framework = _framework_of(obj)
+    if framework is not None:
+        return _from_framework(obj, framework)
     if callable(obj):
         return from_callable(obj)
-    raise InvalidToolError(label, "tool", f"cannot ingest a {type(obj).__name__}; pass a ToolDoc, a dict "
+    raise InvalidToolError(_label_of(obj), "tool", f"cannot ingest a {type(obj).__name__}; pass a ToolDoc, a dict "
                                           "(OpenAI tool or benchmark record) or a callable")
+
+
+def _framework_of(obj: Any) -> str | None:
+    """The agent framework ``obj``'s class (or a base class) comes from, by package name; None for others."""
+    for cls in type(obj).__mro__:
+        package = (getattr(cls, "__module__", "") or "").split(".", 1)[0]
+        if package.endswith("toolret"):
+            continue
+        for framework in _FRAMEWORKS:
+            if package == framework or package.startswith(framework + "_"):
+                return framework
+    return None
+
+
+def _label_of(obj: Any) -> str:
+    label = (getattr(obj, "name", None) or getattr(getattr(obj, "metadata", None), "name", None)
+             or getattr(obj, "__name__", None))
+    return safe_label(label) if isinstance(label, str) and label.strip() else _UNNAMED
+
+
+def _from_framework(obj: Any, framework: str) -> ToolDoc:
+    label = _label_of(obj)
+    if framework not in _CONVERTERS:
+        raise InvalidToolError(label, "tool", f"{type(obj).__name__} objects are converted by "
+                                              f"{_FRAMEWORKS[framework]}, not by generic ingestion")
+    module, function, extra = _CONVERTERS[framework]
+    try:
+        convert = getattr(importlib.import_module(module), function)
+    except ImportError:
+        raise InvalidToolError(label, "tool", f"{type(obj).__name__} is a {framework} tool: install its adapter "
+                                              f"(pip install 'toolret[{extra}]') so {module}.{function} converts it, "
+                                              f"or pass {module}.{function}(tool) yourself") from None
+    return checked_doc(convert(obj))

@@ -87,3 +87,25 @@ def test_readers_see_the_old_or_the_new_snapshot_never_a_mix(writer):
     stop.set()
     reader.join()
     assert set(seen) <= {("a", "b"), ("c",)}
+
+
+def test_progress_shows_on_a_terminal_for_jobs_over_one_batch_only(monkeypatch):
+    import io
+    import sys
+
+    from toolret.index.writer import EMBED_BATCH, _progress
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.setattr(sys, "stderr", io.StringIO())           # a pipe or a log file: no bar
+    assert type(_progress(10 * EMBED_BATCH, "embedding", True)).__name__ == "_NullBar"
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    assert type(_progress(EMBED_BATCH, "embedding", True)).__name__ == "_NullBar"   # one batch: instant
+    assert type(_progress(10 * EMBED_BATCH, "embedding", False)).__name__ == "_NullBar"
+    bar = _progress(10 * EMBED_BATCH, "embedding tool fields", True)
+    bar.update(EMBED_BATCH)
+    bar.close()
+    assert "embedding tool fields" in terminal.getvalue()

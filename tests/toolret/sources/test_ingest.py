@@ -408,3 +408,32 @@ def test_from_callable_rejects_non_callables_and_blank_names() -> None:
     with pytest.raises(InvalidToolError) as info:
         from_callable(math.sqrt, name=" ")
     assert (info.value.tool, info.value.field) == ("sqrt", "name")
+
+
+# ------------------------------------------------------------------ issue 16: schema shapes
+@pytest.mark.parametrize("kind", ["array", "string", ["array", "null"]])
+def test_parameters_that_are_not_an_object_schema_are_refused(kind: Any) -> None:
+    with pytest.raises(InvalidToolError, match="must be a JSON-schema object") as info:
+        from_openai({"name": "list_ids", "parameters": {"type": kind, "items": {"type": "string"}}})
+    assert (info.value.tool, info.value.field) == ("list_ids", "parameters.type")
+    with pytest.raises(InvalidToolError) as info:
+        from_openai({"type": "function", "function": {"name": "g", "parameters": {"type": kind}}})
+    assert (info.value.tool, info.value.field) == ("g", "function.parameters.type")
+
+
+def test_object_parameters_with_or_without_type_are_accepted() -> None:
+    assert [p.name for p in from_openai({"name": "f", "parameters": {"type": ["object", "null"],
+                                                                      "properties": {"a": {"type": "string"}}}}).parameters] == ["a"]
+    assert from_openai({"name": "f", "parameters": {"properties": {}}}).parameters == []
+
+
+def test_an_unknown_property_type_warns_naming_tool_and_field_and_keeps_the_tool(caplog: pytest.LogCaptureFixture) -> None:
+    spec = {"name": "get_weather", "parameters": {"type": "object", "properties": {
+        "city": {"type": "strin"}, "days": {"anyOf": [{"type": "integr"}, {"type": "null"}]}, "unit": {"type": "string"}}}}
+    with caplog.at_level("WARNING", logger="toolret"):
+        doc = from_openai(spec)
+    assert [p.type for p in doc.parameters] == ["strin", "integr|null", "string"]
+    warned = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert any("get_weather" in m and "parameters.properties.city.type" in m and "'strin'" in m for m in warned)
+    assert any("parameters.properties.days.anyOf[0].type" in m for m in warned)
+    assert not any("unit" in m for m in warned)
