@@ -133,7 +133,7 @@ class ToolIndex:
         """Add tools to the knowledge base (an existing id is replaced); returns their ids."""
         docs, live, unindexed = tolerant_docs(tools, self.kb.config.max_doc_chars)
         with self._lock:
-            ids = self.kb.add(docs)
+            ids = self.kb.add(docs, upsert=True)
             self.live_tools.update(live)
             self.unindexed.update(unindexed)
             self._identity = None
