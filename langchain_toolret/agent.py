@@ -101,8 +101,8 @@ class ToolSearchMiddleware(NarrowingMiddleware):
         self.query_builder = query_builder
 
     def _prepare(self, request: ModelRequest[Any], step: Step) -> None:
-        messages = list(request.messages)
-        bound = request.state.get(_KEY) if isinstance(request.state, dict) else None
+        messages: list[BaseMessage] = list(request.messages)
+        bound: Any = dict(request.state).get(_KEY) if isinstance(request.state, dict) else None
         step.data["bound"] = list(bound or [])
         if self.seed_k and messages and isinstance(messages[-1], HumanMessage):
             step.query = (self.query_builder or conversation_query)(messages)

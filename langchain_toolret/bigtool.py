@@ -184,7 +184,8 @@ def create_agent(
         return {"messages": [await _bound(state).ainvoke(state["messages"])]}
 
     builder = StateGraph(BigToolState)
-    builder.add_node("agent", RunnableLambda(call_model, afunc=acall_model, name="agent"))
+    agent: Any = RunnableLambda(call_model, afunc=acall_model, name="agent")  # reads BigToolState as a dict
+    builder.add_node("agent", agent)
     builder.add_node("tools", ToolNode([retriever, *tools.values()]))
     builder.add_edge(START, "agent")
     builder.add_conditional_edges("agent", tools_condition, {"tools": "tools", END: END})

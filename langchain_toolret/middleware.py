@@ -119,9 +119,9 @@ class ToolSelectionMiddleware(NarrowingMiddleware):
         self.query_builder = query_builder
 
     def _prepare(self, request: ModelRequest[Any], step: Step) -> None:
-        messages = list(request.messages)
+        messages: list[BaseMessage] = list(request.messages)
         turn = turn_key(messages)
-        pinned = request.state.get(_KEY) if isinstance(request.state, dict) else None
+        pinned: Any = dict(request.state).get(_KEY) if isinstance(request.state, dict) else None
         if pinned and turn is not None and pinned.get("turn") == turn:
             step.data["names"] = list(pinned.get("tools", []))
         else:

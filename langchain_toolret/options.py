@@ -49,4 +49,5 @@ def record_selection(name: str, query: str | None, result: SearchResult | None, 
     whose outputs are :func:`selection_record` (used by the LangGraph nodes, whose own outputs
     are state updates)."""
     record = selection_record(query, result, tools)
-    RunnableLambda(lambda _: record, name=name).invoke({"query": query})
+    child: RunnableLambda[dict[str, Any], dict[str, Any]] = RunnableLambda(lambda _: record, name=name)
+    child.invoke({"query": query})

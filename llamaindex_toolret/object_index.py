@@ -257,7 +257,7 @@ class ToolObjectIndex:
                 f"ToolObjectIndex.from_persist_dir({str(persist_dir)!r}, objects=tools)"
             )
         tools = list(objects) if objects is not None else _tools_of_mapping(object_node_mapping)
-        names = read_manifest(persist_dir, obj_node_mapping_fname)
+        names = read_manifest(Path(persist_dir), obj_node_mapping_fname)
         kb = ToolKnowledgeBase.load(persist_dir, embedder=_resolve_embedder(embedder, embed_model),
                                     config=RetrievalConfig.for_llm(config, llm), llm=llm)
         return cls._attach(kb, tools, sync=sync, required=names)

@@ -15,7 +15,6 @@ import pytest
 from toolret import (
     InvalidToolError,
     KnowledgeBaseError,
-    QueryError,
     RetrievalConfig,
     ToolDoc,
     ToolKnowledgeBase,

@@ -337,7 +337,9 @@ def stage_rerank(state: SearchState) -> None:
         return
     docs = {t.id: state.snap.docs[state.snap.index_of[t.id]] for t in state.tools if t.id in state.snap.index_of}
     if isinstance(reranker, LLMReranker):
-        tools, step = state.spend_llm(lambda: reranker.rerank(state.query, state.tools, docs, timeout=timeout))
+        assert timeout is not None  # an LLM reranker is only chosen while LLM budget is left
+        llm_timeout = timeout
+        tools, step = state.spend_llm(lambda: reranker.rerank(state.query, state.tools, docs, timeout=llm_timeout))
     else:
         tools, step = reranker.rerank(state.query, state.tools, docs, timeout=config.llm_timeout)
     if why:

@@ -17,7 +17,7 @@ import string
 
 import pytest
 
-from toolret import QueryError, ToolDoc, ToolKnowledgeBase, ToolParam
+from toolret import ToolDoc, ToolKnowledgeBase, ToolParam
 from toolret.config import RetrievalConfig
 from toolret.llm import ChatMessage, ScriptedLLM
 from toolret.llm import prompts as prompt_module
