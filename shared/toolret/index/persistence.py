@@ -44,7 +44,18 @@ def registry_hash(docs: Iterable[ToolDoc]) -> str:
 
 
 def open_store(path: Path | None, client: Any, collection: str, embedder: Any) -> tuple[ChromaStore, Embedder]:
-    """The store, and the embedder to use with it (the one it was built with unless one is given)."""
+    """The store, and the embedder to use with it (the one it was built with unless one is given).
+
+    No path and no client: a :class:`~toolret.index.memory_store.MemoryStore` (the snapshot is
+    the only copy of the vectors); otherwise ChromaDB.
+    """
+    if path is None and client is None:
+        from toolret.index.memory_store import MemoryStore
+
+        memory = MemoryStore(collection)
+        resolved = resolve_embedder(embedder)
+        memory.open(resolved.name)
+        return memory, resolved  # type: ignore[return-value]  # the same calls as ChromaStore
     store = ChromaStore(path=str(path) if path else None, client=client, name=collection)
     stored_name = store.existing_embedder()
     if embedder is None and stored_name:

@@ -127,7 +127,7 @@ class IndexWriter:
     def _vectors(self) -> tuple[dict[str, ToolDoc], dict[str, dict[str, np.ndarray]]]:
         snap = self.snapshot
         docs = {d.id: d for d in snap.docs}
-        vecs = {d.id: {f: snap.vectors[f][i] for f in INDEX_FIELDS if snap.present[f][i]} for i, d in enumerate(snap.docs)}
+        vecs = {d.id: snap.field_vectors(i) for i, d in enumerate(snap.docs)}
         return docs, vecs
 
     def rebuild(self, docs: list[ToolDoc], vectors: list[dict[str, np.ndarray]]) -> None:
