@@ -43,6 +43,8 @@ ONNX_EMBEDDER_NAME = "packaged:all-MiniLM-L6-v2-onnx-int8"
 MAX_TOKENS = 256
 #: Texts per onnxruntime call; batches are length-sorted, so padding stays small.
 BATCH = 32
+#: Padded tokens per onnxruntime call at most (8 texts of 256 tokens, 32 of 64).
+TOKEN_BUDGET = 2048
 #: Calls of at most this many texts (a query, a few sub-queries) run on one session, one thread.
 _SMALL = 16
 
@@ -131,7 +133,7 @@ class OnnxEmbedder:
         workers = 1 if len(texts) <= _SMALL else self.workers
         ids = [e.ids for e in self._tokenizer.encode_batch(texts, add_special_tokens=True)]
         order = sorted(range(len(texts)), key=lambda i: len(ids[i]))
-        batches = [order[s : s + self.batch_size] for s in range(0, len(order), self.batch_size)]
+        batches = _batches(order, [len(r) for r in ids], self.batch_size)
         out = np.empty((len(texts), self.dim), dtype=np.float32)
 
         def run(rows: list[int]) -> None:
@@ -144,6 +146,24 @@ class OnnxEmbedder:
             with ThreadPoolExecutor(workers) as pool:
                 list(pool.map(run, batches))
         return out
+
+
+def _batches(order: list[int], lengths: list[int], size: int) -> list[list[int]]:
+    """Consecutive runs of ``order`` (ascending length), at most ``size`` texts or TOKEN_BUDGET padded tokens.
+
+    Attention memory grows with the square of the length: long texts go in smaller batches,
+    so a worker's peak memory stays flat whatever the registry's texts look like.
+    """
+    batches: list[list[int]] = []
+    current: list[int] = []
+    for i in order:
+        if current and (len(current) == size or (len(current) + 1) * lengths[i] > TOKEN_BUDGET):
+            batches.append(current)
+            current = []
+        current.append(i)
+    if current:
+        batches.append(current)
+    return batches
 
 
 def _encode(session: Any, rows: list[list[int]]) -> np.ndarray:
