@@ -120,8 +120,8 @@ class IndexWriter:
             bar.update(len(chunk))
         bar.close()
         out: list[dict[str, np.ndarray]] = [{} for _ in docs]
-        for i, f, text in jobs:
-            out[i][f] = vectors[text]
+        for i, name, text in jobs:
+            out[i][name] = vectors[text]
         return out
 
     def _vectors(self) -> tuple[dict[str, ToolDoc], dict[str, dict[str, np.ndarray]]]:
