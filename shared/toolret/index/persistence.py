@@ -21,7 +21,7 @@ import numpy as np
 
 from toolret.documents.tool_doc import INDEX_FIELDS, ToolDoc
 from toolret.errors import KnowledgeBaseError
-from toolret.index.embedding import Embedder, resolve_embedder
+from toolret.index.embedding import TORCH_EMBEDDER_NAME, Embedder, resolve_embedder
 from toolret.index.lexical import LexicalIndex
 from toolret.index.snapshot import Snapshot, build_snapshot
 from toolret.index.store import FORMAT_VERSION, ChromaStore
@@ -58,15 +58,29 @@ def make_dir(path: Path | None) -> None:
 
 
 def open_store(path: Path | None, client: Any, collection: str, embedder: Any) -> tuple[ChromaStore, Embedder]:
-    """The store, and the embedder to use with it (the one it was built with unless one is given)."""
+    """The store, and the embedder to use with it (the one it was built with unless one is given).
+
+    No path and no client: a :class:`~toolret.index.memory_store.MemoryStore` (the snapshot is
+    the only copy of the vectors); otherwise ChromaDB.
+    """
+    if path is None and client is None:
+        from toolret.index.memory_store import MemoryStore
+
+        memory = MemoryStore(collection)
+        resolved = resolve_embedder(embedder)
+        memory.open(resolved.name)
+        return memory, resolved  # type: ignore[return-value]  # the same calls as ChromaStore
     store = ChromaStore(path=str(path) if path else None, client=client, name=collection)
     stored_name = store.existing_embedder()
-    if embedder is None and stored_name and not stored_name.startswith("packaged:"):
+    if embedder is None and stored_name:
         if stored_name.startswith("callable:"):
             raise KnowledgeBaseError(
                 f"knowledge base was built with the custom embedder {stored_name!r}; pass it again as embedder="
             )
-        embedder = stored_name
+        if stored_name == TORCH_EMBEDDER_NAME:
+            logger.info("this knowledge base was built with the torch MiniLM (%s); it opens with it. Rebuild it "
+                        "to search with the torch-free default, which starts faster", stored_name)
+        embedder = stored_name  # the model it was built with: packaged (ONNX or torch) or a name/path
     resolved = resolve_embedder(embedder)
     store.open(resolved.name)
     return store, resolved

@@ -60,7 +60,7 @@ def read_changes(store: ChromaStore, snap: Snapshot) -> Changes:
     merged: dict[str, tuple[ToolDoc, dict[str, np.ndarray]]] = {}
     for i, doc in enumerate(snap.docs):
         if doc.id in index:
-            merged[doc.id] = (doc, {f: snap.vectors[f][i] for f in INDEX_FIELDS if snap.present[f][i]})
+            merged[doc.id] = (doc, snap.field_vectors(i))
     added: list[str] = []
     updated: list[str] = []
     consistent = True

@@ -21,6 +21,15 @@ __all__ = ["Snapshot", "build_snapshot"]
 
 @dataclass(frozen=True)
 class Snapshot:
+    """Documents, per-field lexical indexes and per-field vectors of one registry state.
+
+    Vectors are stored per field for the tools that have the field only (most registries have
+    no examples, few responses): ``vectors[f]`` holds one row per such tool, ``rows[f]`` the
+    tool index of each row (ascending), ``present[f]`` a per-tool mask and ``slot[f]`` each
+    tool's row in ``vectors[f]`` (-1 where absent). Dense search over them is
+    :func:`toolret.index.dense.dense_scores`.
+    """
+
     docs: tuple[ToolDoc, ...]
     index_of: dict[str, int]
     lexical: dict[str, LexicalIndex]
@@ -28,9 +37,15 @@ class Snapshot:
     present: dict[str, np.ndarray]
     names: dict[str, tuple[int, ...]] = field(default_factory=dict)
     dim: int = 0
+    rows: dict[str, np.ndarray] = field(default_factory=dict)
+    slot: dict[str, np.ndarray] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self.docs)
+
+    def field_vectors(self, i: int) -> dict[str, np.ndarray]:
+        """Tool ``i``'s vector per field it has."""
+        return {f: self.vectors[f][self.slot[f][i]] for f in self.vectors if self.slot[f][i] >= 0}
 
 
 def _name_keys(doc: ToolDoc) -> set[str]:
@@ -52,16 +67,19 @@ def build_snapshot(
     n = len(docs)
     mats: dict[str, np.ndarray] = {}
     present: dict[str, np.ndarray] = {}
+    rows: dict[str, np.ndarray] = {}
+    slot: dict[str, np.ndarray] = {}
     for f in INDEX_FIELDS:
-        mat = np.zeros((n, dim), dtype=np.float32)
-        mask = np.zeros(n, dtype=bool)
-        for i, vecs in enumerate(vectors):
-            vec = vecs.get(f)
-            if vec is not None:
-                mat[i] = vec
-                mask[i] = True
+        have = [i for i, vecs in enumerate(vectors) if f in vecs]
+        mat = np.zeros((len(have), dim), dtype=np.float32)
+        for r, i in enumerate(have):
+            mat[r] = vectors[i][f]
         mats[f] = mat
-        present[f] = mask
+        rows[f] = np.asarray(have, dtype=np.int64)
+        present[f] = np.zeros(n, dtype=bool)
+        present[f][rows[f]] = True
+        slot[f] = np.full(n, -1, dtype=np.int32)
+        slot[f][rows[f]] = np.arange(len(have), dtype=np.int32)
     if lexical is None:
         lexical = {f: LexicalIndex.build([d.field_text(f) for d in docs]) for f in INDEX_FIELDS}
     names: dict[str, list[int]] = {}
@@ -76,4 +94,6 @@ def build_snapshot(
         present=present,
         names={k: tuple(v) for k, v in names.items()},
         dim=dim,
+        rows=rows,
+        slot=slot,
     )

@@ -125,7 +125,8 @@ class ChromaStore:
         if stored is not None and stored != embedder_name:
             raise ModelMismatchError(
                 f"knowledge base {self.name!r} was built with embedder {stored!r} but was opened with "
-                f"{embedder_name!r}; open it with the same embedder or rebuild it"
+                f"{embedder_name!r}; open it with embedder={stored!r} (or embedder=None, which picks the model "
+                "it was built with) or rebuild it with the new embedder"
             )
         meta = {"toolret_format": FORMAT_VERSION, "embedder": embedder_name, "hnsw:space": "cosine", **_CHEAP_HNSW}
         self._tools = self.client.get_or_create_collection(f"{self.name}_tools", metadata=meta, embedding_function=None)

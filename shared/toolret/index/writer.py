@@ -99,28 +99,36 @@ class IndexWriter:
         return docs
 
     def embed(self, docs: Sequence[ToolDoc], progress: bool = False) -> list[dict[str, np.ndarray]]:
-        """Embed every non-empty field of every doc, in batches (one encoder call per batch)."""
+        """Embed every non-empty field of every doc; each distinct text once, similar lengths together.
+
+        Names and descriptions repeat across fields and across a registry's doc variants, so
+        a text is embedded once and its vector shared. Texts go to the encoder sorted by
+        length, EMBED_BATCH at a time, so a batch pads little (the ONNX embedder sorts and
+        spreads each call over the cores itself).
+        """
         jobs: list[tuple[int, str, str]] = []
         for i, doc in enumerate(docs):
             for f in INDEX_FIELDS:
                 text = doc.field_text(f)
                 if text:
                     jobs.append((i, f, text))
-        out: list[dict[str, np.ndarray]] = [{} for _ in docs]
-        bar = _progress(len(jobs), "embedding tool fields", progress)
-        for start in range(0, len(jobs), EMBED_BATCH):
-            chunk = jobs[start : start + EMBED_BATCH]
-            vecs = self.embedder.embed([t for _, _, t in chunk])
-            for (i, f, _), vec in zip(chunk, vecs):
-                out[i][f] = vec
+        texts = sorted({t for _, _, t in jobs}, key=len)
+        vectors: dict[str, np.ndarray] = {}
+        bar = _progress(len(texts), "embedding tool fields", progress)
+        for start in range(0, len(texts), EMBED_BATCH):
+            chunk = texts[start : start + EMBED_BATCH]
+            vectors.update(zip(chunk, self.embedder.embed(chunk)))
             bar.update(len(chunk))
         bar.close()
+        out: list[dict[str, np.ndarray]] = [{} for _ in docs]
+        for i, name, text in jobs:
+            out[i][name] = vectors[text]
         return out
 
     def _vectors(self) -> tuple[dict[str, ToolDoc], dict[str, dict[str, np.ndarray]]]:
         snap = self.snapshot
         docs = {d.id: d for d in snap.docs}
-        vecs = {d.id: {f: snap.vectors[f][i] for f in INDEX_FIELDS if snap.present[f][i]} for i, d in enumerate(snap.docs)}
+        vecs = {d.id: snap.field_vectors(i) for i, d in enumerate(snap.docs)}
         return docs, vecs
 
     def rebuild(self, docs: list[ToolDoc], vectors: list[dict[str, np.ndarray]]) -> None:

@@ -109,3 +109,16 @@ def test_progress_shows_on_a_terminal_for_jobs_over_one_batch_only(monkeypatch):
     bar.update(EMBED_BATCH)
     bar.close()
     assert "embedding tool fields" in terminal.getvalue()
+
+
+def test_each_distinct_text_is_embedded_once_and_shared_by_its_fields(writer):
+    writer.config = RetrievalConfig(max_tools=10)
+    docs = [ToolDoc(id="v1/get_weather", name="get_weather", description="Weather for a city."),  # doc variants
+            ToolDoc(id="v2/get_weather", name="get_weather", description="Weather for a city."),
+            ToolDoc(name="forecast", description="Five days ahead.", response="Five days ahead.")]
+    fields = writer.embed(docs)
+    texts = {t for d in docs for f in ("description", "parameters", "response", "examples") if (t := d.field_text(f))}
+    assert writer.embedder.texts == len(texts) == 3 < sum(len(v) for v in fields) == 4
+    assert (fields[0]["description"] == fields[1]["description"]).all()
+    alone = writer.embedder.real.embed([docs[2].field_text("response")])[0]
+    assert float(fields[2]["response"] @ alone) > 0.9999

@@ -1,0 +1,134 @@
+"""The torch-free default embedder (int8 ONNX MiniLM) against the torch MiniLM it was exported from."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from toolret import ConfigError, ModelMismatchError, ToolKnowledgeBase
+from toolret.index.embedding import (
+    DEFAULT_EMBEDDER_NAME,
+    TORCH_EMBEDDER_NAME,
+    SentenceTransformerEmbedder,
+    resolve_embedder,
+)
+from toolret.index.onnx_embedding import ONNX_EMBEDDER_NAME, OnnxEmbedder
+from toolret.sources.stdlib_registry import stdlib_tools
+
+#: A small real registry: the standard-library functions of a few modules.
+MODULES = ("math", "statistics", "json", "hashlib", "random", "calendar", "fnmatch", "textwrap", "shutil", "os.path")
+
+REQUESTS = [
+    "what is the factorial of 12?",
+    "give me the median of these exam scores",
+    "split a file path into its directory and file name",
+    "parse this JSON string into a Python object",
+    "wrap a long paragraph to 60 characters per line",
+    "copy a whole directory tree to a backup folder",
+    "pick a random element from a list",
+    "how many days are there in February 2028?",
+    "compute the SHA-256 digest of some bytes",
+    "check whether 'report_*.csv' matches the file name report_2024.csv",
+]
+
+
+#: Scores the two paths may give one tool apart; measured here: at most 0.004 (scores span 0.15-0.6).
+NEAR_TIE = 0.01
+
+
+def _registry() -> list:
+    return [t for t in stdlib_tools() if t.metadata.get("module", t.name.rsplit(".", 1)[0]) in MODULES]
+
+
+@pytest.fixture(scope="module")
+def torch_embedder() -> SentenceTransformerEmbedder:
+    emb = resolve_embedder(TORCH_EMBEDDER_NAME)
+    assert isinstance(emb, SentenceTransformerEmbedder)
+    return emb
+
+
+def test_default_embedder_is_the_onnx_model() -> None:
+    emb = resolve_embedder(None)
+    assert isinstance(emb, OnnxEmbedder)
+    assert emb.name == DEFAULT_EMBEDDER_NAME == ONNX_EMBEDDER_NAME
+    assert resolve_embedder(ONNX_EMBEDDER_NAME) is emb
+
+
+def test_onnx_vectors_match_the_torch_model(torch_embedder: SentenceTransformerEmbedder) -> None:
+    texts = [t.field_text("description") or t.name for t in _registry()][:80] + REQUESTS
+    onnx = resolve_embedder(None).embed(texts)
+    torch = torch_embedder.embed(texts)
+    assert onnx.shape == torch.shape == (len(texts), 384)
+    np.testing.assert_allclose(np.linalg.norm(onnx, axis=1), 1.0, atol=1e-5)
+    cosine = (onnx * torch).sum(axis=1)
+    assert cosine.min() > 0.998, cosine.min()
+    assert cosine.mean() > 0.999, cosine.mean()
+
+
+def test_batching_does_not_change_a_vector() -> None:
+    """Length-sorted, padded, multi-threaded batches give each text the vector it gets alone."""
+    emb = OnnxEmbedder(workers=2, batch_size=4)
+    texts = ["weather", "convert an amount of money between two currencies at today's rate"] * 9 + ["a " * 400]
+    together = emb.embed(texts)
+    alone = np.stack([emb.embed([t])[0] for t in texts])
+    np.testing.assert_allclose(together, alone, atol=1e-5)
+    assert emb.embed([]).shape == (0, 384)
+
+
+@pytest.mark.slow
+def test_onnx_and_torch_paths_rank_a_small_registry_the_same(torch_embedder: SentenceTransformerEmbedder) -> None:
+    tools = _registry()
+    assert len(tools) > 100
+    by_onnx = ToolKnowledgeBase.from_tools(tools, config="fast")
+    by_torch = ToolKnowledgeBase.from_tools(tools, config="fast", embedder=torch_embedder)
+    try:
+        swaps = 0
+        for request in REQUESTS:
+            onnx = by_onnx.search(request, k=5).tools
+            torch = {t.id: t for t in by_torch.search(request, k=5).tools}
+            assert onnx[0].id == next(iter(torch)), request
+            for rank, (mine, theirs) in enumerate(zip(onnx, torch.values())):
+                # Same tool at each rank, or two tools whose scores are a near-tie in both paths.
+                swaps += mine.id != theirs.id
+                assert mine.id == theirs.id or abs(mine.score - theirs.score) < NEAR_TIE, (request, rank)
+                if mine.id in torch:
+                    assert abs(mine.score - torch[mine.id].score) < NEAR_TIE, (request, mine.id)
+        assert swaps <= 8  # of 50 ranks; measured: 6 (three near-tie swaps, each counted at both ranks)
+    finally:
+        by_onnx.close()
+        by_torch.close()
+
+
+def test_a_knowledge_base_built_with_the_torch_model_reopens_with_it(tmp_path: Path, torch_embedder) -> None:
+    tools = _registry()[:5]
+    kb = ToolKnowledgeBase(tmp_path / "old.kb", embedder=TORCH_EMBEDDER_NAME)
+    kb.add(tools)
+    kb.save()
+    reopened = ToolKnowledgeBase.load(tmp_path / "old.kb")
+    assert reopened.embedder.name == TORCH_EMBEDDER_NAME
+    assert reopened.search("square root of a number", k=1).tools
+    with pytest.raises(ModelMismatchError, match="embedder='packaged:all-MiniLM-L6-v2'.*embedder=None"):
+        ToolKnowledgeBase.load(tmp_path / "old.kb", embedder=ONNX_EMBEDDER_NAME)
+
+
+def test_unknown_packaged_model_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match="unknown packaged embedder.*onnx-int8"):
+        resolve_embedder("packaged:no-such-model")
+
+
+def test_a_default_search_loads_neither_torch_nor_sentence_transformers(tmp_path: Path) -> None:
+    code = (
+        "import sys\n"
+        "from toolret import ToolKnowledgeBase\n"
+        "def get_weather(city: str) -> str:\n"
+        "    '''Current weather for a city.'''\n"
+        "kb = ToolKnowledgeBase.from_tools([get_weather])\n"
+        "print(kb.search('is it raining in Paris?', k=1).tools[0].name)\n"
+        "print('torch' in sys.modules, 'sentence_transformers' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["get_weather", "False", "False"]
