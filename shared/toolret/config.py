@@ -117,6 +117,23 @@ class RetrievalConfig(BaseModel):
         description="Divide a field's BM25 score by the best candidate's ('max') or by the query's "
         "achievable score ('bound', see LexicalIndex.upper_bound).",
     )
+    normalization: Literal["bound", "minmax", "zscore"] = Field(
+        default="bound",
+        description="How each field's BM25 and cosine are made comparable before they are mixed: 'bound' "
+        "(BM25 / the query's achievable score, cosine clipped to [0, 1]), 'minmax' (each signal rescaled to "
+        "[0, 1] over the query's candidate pool) or 'zscore' (standardised over the pool). See docs/method.md.",
+    )
+    lexical_floor: float = Field(
+        default=0.0, ge=0, le=1,
+        description="minmax: a field's BM25 is divided by max(best candidate, lexical_floor x the query's "
+        "achievable score), so a pool where every lexical match is weak is not stretched to 1.",
+    )
+    evidence_slope: float = Field(
+        default=0.0,
+        description="How far the lexical share follows the query's lexical evidence (rare registry words, "
+        "identifiers, argument values; toolret.evidence): logit(beta_q) = logit(lexical_weight) + "
+        "evidence_slope x evidence(q). 0 keeps lexical_weight for every query.",
+    )
     candidates_per_field: int = Field(default=50, ge=1, le=10_000)
     name_match_boost: float = Field(default=0.2, ge=0)
     penalty: PenaltyConfig = Field(default_factory=PenaltyConfig)

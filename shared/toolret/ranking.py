@@ -12,8 +12,9 @@ import numpy as np
 
 from toolret.arguments import spot_arguments
 from toolret.config import RetrievalConfig
+from toolret.evidence import query_evidence, registry_df
 from toolret.lexical import analyze
-from toolret.scoring import CandidateScore, FieldSignals, score_candidates
+from toolret.scoring import CandidateScore, FieldSignals, evidence_score, score_candidates
 from toolret.snapshot import Snapshot
 from toolret.text import tokenize
 
@@ -81,12 +82,17 @@ def rank_query(
         pool.update(top_n(dense_all[f] + 1.0, mask, n).tolist())
     cands = np.array(sorted(pool), dtype=np.int64)
     args = spot_arguments(text)
+    evidence = 0.0
+    if config.evidence_slope:
+        ev = query_evidence(text, main_tokens, *registry_df(snap))
+        evidence = float(evidence_score(ev.idf_mass, ev.n_ident, ev.n_args))
     signals = FieldSignals(
         candidates=cands,
         lexical={f: lex_all[f][cands] for f in fields},
         lexical_bound={f: snap.lexical[f].upper_bound(tokens[f]) for f in fields},
         dense={f: dense_all[f][cands] for f in fields},
         present={f: snap.present[f][cands] for f in fields},
+        evidence=evidence,
     )
     query_words = set(tokenize(text, drop_stopwords=False))
     ranked = score_candidates(signals, snap.docs, config, args=args, query_words=query_words, name_matches=named, history=history)

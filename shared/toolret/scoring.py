@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -27,7 +28,10 @@ from toolret.arguments import SpottedArgument, param_satisfaction
 from toolret.config import RetrievalConfig
 from toolret.documents import INDEX_FIELDS, ToolDoc
 
-__all__ = ["FEATURE_NAMES", "CandidateScore", "FieldSignals", "parameter_penalty", "score_candidates"]
+__all__ = [
+    "FEATURE_NAMES", "CandidateScore", "FieldSignals", "evidence_score", "normalize_field", "parameter_penalty",
+    "query_beta", "score_candidates",
+]
 
 
 @dataclass(frozen=True)
@@ -43,6 +47,8 @@ class FieldSignals:
     lexical_bound: dict[str, float]
     dense: dict[str, np.ndarray]
     present: dict[str, np.ndarray]
+    #: The query's lexical evidence (:func:`evidence_score`); 0 = neutral.
+    evidence: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -60,6 +66,64 @@ FEATURE_NAMES: tuple[str, ...] = (
     *(f"lex_{f}" for f in INDEX_FIELDS), *(f"dense_{f}" for f in INDEX_FIELDS), *(f"has_{f}" for f in INDEX_FIELDS),
     "penalty", "name_match", "history", "heuristic",
 )
+
+
+#: Coefficients of :func:`evidence_score` (chosen by leaving one dev set out; docs/method.md).
+EVIDENCE_IDF = 1.0
+EVIDENCE_IDENT = 0.5
+EVIDENCE_ARGS = 0.25
+
+
+def evidence_score(idf_mass: Any, n_ident: Any, n_args: Any) -> Any:
+    """How much lexical evidence a query carries, centred near 0 (scalars or numpy arrays).
+
+    ``idf_mass`` (mean normalised IDF of the query's registry words, :mod:`toolret.evidence`)
+    above one half, identifier-like words and argument values all say "match exactly".
+    """
+    return (EVIDENCE_IDF * (np.asarray(idf_mass, dtype=np.float64) - 0.5)
+            + EVIDENCE_IDENT * np.minimum(n_ident, 2) + EVIDENCE_ARGS * np.minimum(n_args, 3))
+
+
+def query_beta(beta: float, slope: float, evidence: float) -> float:
+    """The lexical share for one query: logit(beta_q) = logit(beta) + slope * evidence."""
+    if not slope or beta <= 0.0 or beta >= 1.0:
+        return beta
+    return _sigmoid(math.log(beta / (1.0 - beta)) + slope * float(evidence))
+
+
+def normalize_field(
+    lexical: np.ndarray, dense: np.ndarray, present: np.ndarray, bound: float, config: RetrievalConfig
+) -> tuple[np.ndarray, np.ndarray]:
+    """One field's BM25 and cosine of the candidates, made comparable (``config.normalization``).
+
+    * ``bound``: BM25 / the query's achievable BM25 (or the best candidate's, with
+      ``lexical_normalization="max"``), cosine clipped to [0, 1] — absolute scales;
+    * ``minmax``: each signal rescaled over the candidates that have the field, so the best
+      lexical and the best dense match of the pool both reach 1 and neither signal's spread
+      drowns the other (BM25 divided by max(best, ``lexical_floor`` x bound), 0 stays 0);
+    * ``zscore``: each signal standardised over those candidates.
+    """
+    lex = lexical.astype(np.float64)
+    cos = dense.astype(np.float64)
+    n = len(lex)
+    how = config.normalization
+    if how == "bound":
+        top = bound if config.lexical_normalization == "bound" else (float(lex.max()) if n else 0.0)
+        lex_norm = np.clip(lex / top, 0.0, 1.0) if top > 0 else np.zeros(n)
+        return lex_norm, np.clip(cos, 0.0, 1.0)
+    if not present.any():
+        return np.zeros(n), np.zeros(n)
+    if how == "minmax":
+        top = max(float(lex[present].max()), config.lexical_floor * bound)
+        lex_norm = np.clip(lex / top, 0.0, 1.0) if top > 0 else np.zeros(n)
+        low, high = float(cos[present].min()), float(cos[present].max())
+        dense_norm = (cos - low) / (high - low) if high > low else np.zeros(n)
+        return lex_norm, np.where(present, dense_norm, 0.0)
+    out = []
+    for x in (lex, cos):
+        mean, sd = float(x[present].mean()), float(x[present].std())
+        out.append(np.where(present, (x - mean) / sd, 0.0) if sd > 0 else np.zeros(n))
+    return out[0], out[1]
 
 
 def _sigmoid(x: float) -> float:
@@ -100,7 +164,7 @@ def score_candidates(
 ) -> list[CandidateScore]:
     """MFTR scores of every candidate, best first (ties broken by knowledge-base order)."""
     weights = config.field_weights.as_dict()
-    beta = config.lexical_weight
+    beta = query_beta(config.lexical_weight, config.evidence_slope, signals.evidence)
     n = len(signals.candidates)
     combined = np.zeros(n, dtype=np.float64)
     weight_sum = np.zeros(n, dtype=np.float64)
@@ -117,13 +181,8 @@ def score_candidates(
             continue
         w = weights[field]
         present = signals.present[field]
-        lex = signals.lexical[field].astype(np.float64)
-        if config.lexical_normalization == "bound":
-            top = signals.lexical_bound.get(field, 0.0)
-        else:
-            top = float(lex.max()) if n else 0.0
-        lex_norm = np.clip(lex / top, 0.0, 1.0) if top > 0 else np.zeros(n)
-        dense = np.clip(signals.dense[field].astype(np.float64), 0.0, 1.0)
+        lex_norm, dense = normalize_field(signals.lexical[field], signals.dense[field], present,
+                                          signals.lexical_bound.get(field, 0.0), config)
         s_f = np.where(present, beta * lex_norm + (1.0 - beta) * dense, 0.0)
         lex_cols.append(np.where(present, lex_norm, 0.0))
         dense_cols.append(np.where(present, dense, 0.0))
