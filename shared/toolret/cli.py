@@ -7,7 +7,7 @@ do with :class:`~toolret.ToolKnowledgeBase`, :mod:`toolret.eval` and the modules
     toolret search --kb tools.kb "what's the weather in Paris?" [-k 5]
     toolret eval --dataset ../shared/benchmarks/bfcl --method bm25 --method mftr --name-level \\
                  [--k 1,5,10] [--limit 500] [--json report.json] [--plot recall.png]
-    toolret bench --datasets-root ../shared/benchmarks [--limit 500] [--out .bench]
+    toolret bench --datasets-root ../shared/benchmarks [--limit 500] [--out .bench] [--lodo]
     toolret serve-mcp --server 'files=npx -y @modelcontextprotocol/server-filesystem .' \\
                       [--config mcp.json] [--kb tools.kb] [--transport stdio|streamable-http]
     toolret bench-scale --datasets-root ../shared/benchmarks --sizes 1000,10000,100000 [--out .bench/scale]
@@ -15,7 +15,7 @@ do with :class:`~toolret.ToolKnowledgeBase`, :mod:`toolret.eval` and the modules
 ``eval --json OUT`` writes the report of the primary method — the last ``--method`` given
 (``mftr`` by default) — in the documented shape
 ``{"dataset", "preset", "n_queries", "metrics", "latency_ms"}``, where ``preset`` is the
-preset name for ``mftr`` and ``"bm25"`` for the baseline. How queries are searched and
+preset name for ``mftr`` and ``"bm25"`` or ``"cosine"`` for a baseline. How queries are searched and
 scored is documented in :mod:`toolret.eval.runner`.
 
 Errors toolret raises on purpose (a missing dataset, a bad tool, an unknown preset) print
@@ -42,7 +42,9 @@ __all__ = ["build_parser", "format_table", "main"]
 
 logger = logging.getLogger("toolret")
 
-METHODS = ("mftr", "bm25")
+METHODS = ("mftr", "bm25", "cosine")
+#: Single-signal baselines (toolret.baseline): their label is the method name, not a preset.
+BASELINES = ("bm25", "cosine")
 DEFAULT_PRESET = "fast"
 DEFAULT_BENCH_LIMIT = 500
 #: Abbreviated column names for the per-field scores of ``toolret search``.
@@ -109,7 +111,7 @@ def _dedupe(values: Sequence[str]) -> list[str]:
 
 # ---------------------------------------------------------------------------- retrievers
 def _method_label(method: str, preset: str) -> str:
-    return "bm25" if method == "bm25" else preset
+    return method if method in BASELINES else preset
 
 
 def _build_retriever(method: str, dataset: Any, preset: str, config: Any = None) -> tuple[Any, float]:
@@ -119,6 +121,10 @@ def _build_retriever(method: str, dataset: Any, preset: str, config: Any = None)
         from toolret.baseline import BM25Baseline
 
         retriever: Any = BM25Baseline(dataset.tools)
+    elif method == "cosine":
+        from toolret.baseline import CosineBaseline
+
+        retriever = CosineBaseline(dataset.tools)
     elif method == "mftr":
         from toolret import ToolKnowledgeBase
 
@@ -279,7 +285,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         finally:
             _release(retriever)
         reports.append(report.model_copy(update={"index_seconds": seconds}))
-    rows = [_report_row(r, m if m == "bm25" else f"mftr ({args.preset})") for r, m in zip(reports, methods)]
+    rows = [_report_row(r, m if m in BASELINES else f"mftr ({args.preset})") for r, m in zip(reports, methods)]
     print(format_table(_report_headers(ks), rows))
     if args.json:
         _write_json(args.json, reports[-1].to_json_dict())
@@ -366,14 +372,14 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         # Ids with '#' mark doc variants of one function name (BFCL): score by name as well.
         levels = [False, True] if any("#" in tool_id for tool_id in dataset.tool_ids) else [False]
         # One knowledge base per dataset serves every preset (a preset only changes the search).
-        for method, shared_presets in [("bm25", ["bm25"]), ("mftr", presets)]:
+        for method, shared_presets in [("bm25", ["bm25"]), ("cosine", ["cosine"]), ("mftr", presets)]:
             retriever, seconds = _build_retriever(method, dataset, shared_presets[0])
             try:
                 if floor_ms is None and hasattr(retriever, "embedder"):
                     floor_ms = _embedding_floor_ms(retriever.embedder)
                     print(f"query-embedding floor: {floor_ms:.2f} ms (median of 50 calls)")
                 for preset in shared_presets:
-                    view = retriever if method == "bm25" else _PresetView(retriever, preset)
+                    view = retriever if method in BASELINES else _PresetView(retriever, preset)
                     for name_level in levels:
                         report = evaluate(
                             view, dataset, ks=ks, limit=limit, name_level=name_level,
@@ -407,10 +413,19 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         ablation_md = ("\n## Field ablation (fast preset, offline fields; '-f' = every field but f)\n\n"
                        f"```\n{ablation_table}\n```\n")
 
+    lodo_md = ""
+    lodo_summary: dict[str, Any] | None = None
+    if args.lodo:
+        from toolret.eval.lodo import run_lodo
+
+        lodo_summary = run_lodo(str(root), args.out, limit=limit)
+        lodo_md = ("\n## Leave one dataset out (fast's fusion chosen on the other sets; `toolret bench --lodo`)\n\n"
+                   f"```\n{lodo_summary['table']}\n```\n\nWorst left-out set: {lodo_summary['worst']}.\n")
+
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     summary = {"datasets_root": str(root), "limit": limit, "presets": presets,
-               "embedding_floor_ms": floor_ms, "results": results}
+               "embedding_floor_ms": floor_ms, "results": results, "lodo": lodo_summary}
     _write_json(out / "bench.json", summary)
     floor_line = f"{floor_ms:.2f} ms" if floor_ms is not None else "not measured"
     markdown = (
@@ -418,10 +433,11 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         f"Datasets under `{root}`; {'all' if limit is None else f'up to {limit} (seed 0)'} queries each. "
         f"Query-embedding floor (median of 50 `embed` calls): {floor_line}; "
         "`x floor` = p50 latency / floor. TRACC: "
-        + ("of the k='auto' set for presets, of the top 10 for bm25" if args.auto_k else "of the top 10")
+        + ("of the k='auto' set for presets, of the top 10 for bm25 and cosine" if args.auto_k else "of the top 10")
         + ".\n\n"
         f"```\n{table}\n```\n"
         + ablation_md
+        + lodo_md
     )
     (out / "bench.md").write_text(markdown, encoding="utf-8")
     print(f"wrote {out / 'bench.json'} and {out / 'bench.md'}")
@@ -520,7 +536,8 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--dataset", required=True, help="folder with tools.jsonl and queries.jsonl")
     ev.add_argument("--preset", default=DEFAULT_PRESET, help="preset for method mftr (default: fast)")
     ev.add_argument("--method", action="append", choices=METHODS,
-                    help="mftr (the knowledge base, default) or bm25 (baseline); repeat to compare")
+                    help="mftr (the knowledge base, default), bm25 or cosine (single-signal baselines); "
+                         "repeat to compare")
     ev.add_argument("--k", default="1,5,10", help="cut-offs, comma-separated (default: 1,5,10)")
     ev.add_argument("--limit", type=int, default=None, help="evaluate a reproducible sample of N queries")
     ev.add_argument("--name-level", action="store_true", help="compare tools by name (id before '#'; BFCL)")
@@ -545,6 +562,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="also run the one-out field ablation of the fast preset over the offline fields")
     bench.add_argument("--fit", action="store_true",
                        help="also compare the presets and balanced+fit on each dataset's 20%% test split")
+    bench.add_argument("--lodo", action="store_true",
+                       help="also choose the fusion's defaults leaving one dataset out in turn (signals cached "
+                            "under OUT/lodo) and print the left-out table and the worst set")
     bench.add_argument("--out", default=".bench", help="folder for bench.json and bench.md (default: .bench)")
     bench.set_defaults(run=_cmd_bench)
 

@@ -130,7 +130,7 @@ def test_bench_writes_json_and_markdown(dataset: Path, tmp_path: Path, capsys: p
     assert main(["bench", "--datasets-root", str(dataset.parent), "--limit", "0", "--out", str(out)]) == 0
     summary = json.loads((out / "bench.json").read_text())
     assert [(r["dataset"], r["preset"], r["level"]) for r in summary["results"]] == [
-        ("tiny", "bm25", "id"), ("tiny", "fast", "id")
+        ("tiny", "bm25", "id"), ("tiny", "cosine", "id"), ("tiny", "fast", "id")
     ]
     assert summary["embedding_floor_ms"] > 0
     assert "x floor" in (out / "bench.md").read_text()
@@ -158,7 +158,16 @@ def test_bench_fit_compares_presets_and_balanced_fit_on_the_test_split(
             "--preset", "balanced", "--fit"]
     assert main(argv) == 0
     rows = [(r["split"], r["preset"], r["n_queries"]) for r in json.loads((out / "bench.json").read_text())["results"]]
-    assert rows == [("all", "bm25", 12), ("all", "fast", 12), ("all", "balanced", 12),
+    assert rows == [("all", "bm25", 12), ("all", "cosine", 12), ("all", "fast", 12), ("all", "balanced", 12),
                     ("test", "fast", 3), ("test", "balanced", 3), ("test", "balanced+fit", 3)]
     printed = capsys.readouterr().out
     assert "fit on 9 queries, report on the other 3" in printed and "balanced+fit" in printed
+
+
+def test_eval_cosine_writes_the_documented_json(dataset: Path, tmp_path: Path) -> None:
+    out = tmp_path / "cosine.json"
+    assert main(["eval", "--dataset", str(dataset), "--method", "cosine", "--json", str(out)]) == 0
+    data = json.loads(out.read_text())
+    assert set(data) == {"dataset", "preset", "n_queries", "metrics", "latency_ms"}
+    assert data["preset"] == "cosine"
+    assert data["metrics"]["recall@1"] >= 2 / 3  # weather and e-mail queries find their tool first
