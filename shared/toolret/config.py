@@ -6,7 +6,7 @@ overriding a field, never by threading keyword arguments through the engine.
 Example:
     >>> cfg = RetrievalConfig.preset("fast")
     >>> cfg.field_weights.description
-    0.35
+    0.5
     >>> strict = cfg.model_copy(update={"candidates_per_field": 100})
 """
 
@@ -26,13 +26,21 @@ PresetName = Literal["fast", "balanced", "full"]
 PRESETS: tuple[PresetName, ...] = ("fast", "balanced", "full")
 #: Weight of the derived profile field (offline: the description's first sentence and keywords
 #: from the tool's and its parameters' names; with an LLM: function, tags, when to use).
-PROFILE_WEIGHT = 0.15
+PROFILE_WEIGHT = 0.1
 #: Offline reflection rounds of the balanced preset (see docs/method.md for the measurement).
 BALANCED_REFLECT_ROUNDS = 1
+#: The balanced preset's split gate (RetrievalConfig.split_gate): a sub-task must match some tool at
+#: least as well (raw cosine) as the whole request does. Ungated, the offline planner split 37 % of
+#: ToolE-single requests and cost R@5 there (docs/method.md).
+BALANCED_SPLIT_GATE = 0.0
 
 
 class FieldWeights(BaseModel):
-    """w_f of the MFTR score S = sum_f w_f * S_f + b - P (defaults from DESIGN.md section 1).
+    """w_f of the MFTR score S = sum_f w_f * S_f + b - P.
+
+    Defaults: chosen leaving one dev set out (``toolret bench --lodo``, docs/method.md) among
+    DESIGN.md section 1's heuristic weights (desc .35, params .25, response .15, examples .25)
+    and a description-led profile, which every fold but one preferred.
 
     A tool that has nothing for a field (no examples, say) is scored on the fields it has:
     the weights are renormalised over its non-empty fields, so sparse documentation is not
@@ -41,15 +49,15 @@ class FieldWeights(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    description: float = Field(default=0.35, ge=0)
+    description: float = Field(default=0.5, ge=0)
     parameters: float = Field(default=0.25, ge=0)
-    response: float = Field(default=0.15, ge=0)
-    examples: float = Field(default=0.25, ge=0)
+    response: float = Field(default=0.1, ge=0)
+    examples: float = Field(default=0.15, ge=0)
     # Derived fields (toolret.expansion): the profile (function, tags, when to use), the
     # hypothetical questions a tool answers, and its key topics.
     profile: float = Field(default=PROFILE_WEIGHT, ge=0)
-    questions: float = Field(default=0.25, ge=0)
-    topics: float = Field(default=0.1, ge=0)
+    questions: float = Field(default=0.15, ge=0)
+    topics: float = Field(default=0.05, ge=0)
 
     def as_dict(self) -> dict[str, float]:
         return self.model_dump()
@@ -59,8 +67,9 @@ class PenaltyConfig(BaseModel):
     """The parameter-missing penalty P = scale * sum_p sigmoid(alpha (tau - s_p)) * w_p (MFTR).
 
     ``s_p`` in [0, 1] says how well the query can fill parameter p; ``w_p`` is ``w_required``
-    or ``w_optional``. ``scale`` maps the sum into the range of the field scores (which lie
-    in [0, 1]); P is 0 when the query carries no argument values at all.
+    or ``w_optional``. ``scale`` maps the sum into the range of the field scores (standard
+    deviations over the candidate pool by default); P is 0 when the query carries no argument
+    values at all.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -70,7 +79,8 @@ class PenaltyConfig(BaseModel):
     tau: float = Field(default=0.5, ge=0, le=1)
     w_required: float = Field(default=1.0, ge=0)
     w_optional: float = Field(default=0.3, ge=0)
-    scale: float = Field(default=0.05, ge=0)
+    #: 0.1: ties 0.05 on the dev sets' mean (leave-one-dataset-out), with a better worst set.
+    scale: float = Field(default=0.1, ge=0)
 
 
 class LearnedWeights(BaseModel):
@@ -118,7 +128,7 @@ class RetrievalConfig(BaseModel):
         "achievable score ('bound', see LexicalIndex.upper_bound).",
     )
     normalization: Literal["bound", "minmax", "zscore"] = Field(
-        default="bound",
+        default="zscore",
         description="How each field's BM25 and cosine are made comparable before they are mixed: 'bound' "
         "(BM25 / the query's achievable score, cosine clipped to [0, 1]), 'minmax' (each signal rescaled to "
         "[0, 1] over the query's candidate pool) or 'zscore' (standardised over the pool). See docs/method.md.",
@@ -128,8 +138,17 @@ class RetrievalConfig(BaseModel):
         description="minmax: a field's BM25 is divided by max(best candidate, lexical_floor x the query's "
         "achievable score), so a pool where every lexical match is weak is not stretched to 1.",
     )
+    lexical_sd_floor: float = Field(
+        default=0.02, ge=0, le=1,
+        description="zscore: a field's BM25 deviation over the pool is taken as at least this share of the "
+        "query's achievable BM25, so a handful of near-equal candidates are not stretched to +-1.",
+    )
+    dense_sd_floor: float = Field(
+        default=0.05, ge=0, le=1,
+        description="zscore: the cosine deviation over the pool is taken as at least this (cosine units).",
+    )
     evidence_slope: float = Field(
-        default=0.0,
+        default=0.5,
         description="How far the lexical share follows the query's lexical evidence (rare registry words, "
         "identifiers, argument values; toolret.evidence): logit(beta_q) = logit(lexical_weight) + "
         "evidence_slope x evidence(q). 0 keeps lexical_weight for every query.",
@@ -159,6 +178,20 @@ class RetrievalConfig(BaseModel):
         default=True,
         description="With sub-tasks, the whole request also gets a share of the k slots.",
     )
+    split_gate: float | None = Field(
+        default=None, ge=0,
+        description="Balanced: a sub-task whose best tool's raw cosine is more than this below the whole "
+        "request's is a fragment, not a need (\"I'm moving to Japan.\"), and is not searched on its own; when "
+        "fewer than two sub-tasks remain the request is ranked as one. None keeps every split.",
+    )
+    subtask_fusion: Literal["budget", "rrf"] = Field(
+        default="budget",
+        description="How a planned request's rankings are merged: 'budget' gives each sub-task an even share of "
+        "the k slots (Toolshed's sub-top-k); 'rrf' fuses the whole request's ranking with the sub-tasks' by "
+        "weighted reciprocal rank fusion (weight subtask_weight each), so a split the ranking does not support "
+        "cannot push the whole request's best tools down.",
+    )
+    subtask_weight: float = Field(default=0.5, ge=0, le=2, description="Weight of each sub-task ranking in 'rrf'.")
     history_weight: float = Field(
         default=0.0, ge=0,
         description="Weight of the tool-use memory h(t) (toolret.history); 0 ignores recorded bundles.",
@@ -191,12 +224,12 @@ class RetrievalConfig(BaseModel):
         default=0.4, ge=0, le=1, description="Offline coverage: a sub-task is covered by a tool scoring at least this."
     )
     auto_margin: float = Field(
-        default=0.08, ge=0,
+        default=1.0, ge=0,
         description="k='auto' keeps tools scoring within this margin of the best (per sub-task).",
     )
     auto_max_k: int = Field(default=5, ge=1, description="Most tools k='auto' returns.")
     auto_subtask_margin: float | None = Field(
-        default=0.16, ge=0,
+        default=2.0, ge=0,
         description="k='auto' leaves out a sub-task whose best tool scores more than this below the request's "
         "best tool (a fragment no tool answers well); None keeps every sub-task's best tool.",
     )
@@ -251,7 +284,8 @@ class RetrievalConfig(BaseModel):
             return cls(name=name)
         if name == "balanced":
             return cls(name=name, planner="offline", history_weight=0.5, use_learned=True,
-                       reranker="cross_encoder", reflect_rounds=BALANCED_REFLECT_ROUNDS)
+                       reranker="cross_encoder", reflect_rounds=BALANCED_REFLECT_ROUNDS,
+                       split_gate=BALANCED_SPLIT_GATE)
         return cls(name=name, planner="llm", history_weight=0.5, use_learned=True,
                    reranker="llm", reflect_rounds=2, reflect_judge="llm", prf_docs=3)
 

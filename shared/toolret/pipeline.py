@@ -42,7 +42,7 @@ from toolret.fusion import budgeted_merge, reciprocal_rank_fusion
 from toolret.guards import clean_query
 from toolret.history import HistorySnapshot
 from toolret.llm import ChatMessage
-from toolret.planning import FieldQueries, QueryPlan, plan_offline
+from toolret.planning import FieldQueries, QueryPlan, SubTask, plan_offline
 from toolret.ranking import rank_query
 from toolret.reflection import (
     Coverage,
@@ -334,6 +334,11 @@ def stage_fuse(state: SearchState) -> None:
     plan, jobs, rankings = state.plan, state.jobs, state.rankings
     state.tools, state.subtask_lists = _timed(state.trace, "fuse",
                                               lambda: _fuse(snap, plan, jobs, rankings, depth, state.config))
+    if not state.subtask_lists and len(plan.subtasks) > 1:
+        # The split gate found fragments, not needs: the request is searched (and reflected on) as one.
+        state.plan = plan.model_copy(update={"subtasks": [SubTask(text=plan.rewritten or state.query)]})
+        step = state.trace[-1]
+        state.trace[-1] = step.model_copy(update={"note": f"split gated: {len(plan.subtasks)} part(s) ranked as one"})
 
 
 def stage_rerank(state: SearchState) -> None:
@@ -467,6 +472,12 @@ def _fuse(
     groups: dict[int | None, list[list[CandidateScore]]] = {}
     for job, ranking in zip(jobs, rankings):
         groups.setdefault(job.subtask, []).append(ranking[0][:depth])
+    if config.split_gate is not None and None in groups:
+        conf = {g: max((c.cosine for r in lists_ for c in r[:1]), default=0.0) for g, lists_ in groups.items()}
+        kept = [g for g in groups if g is not None and conf[g] >= conf[None] - config.split_gate]
+        if len(kept) < 2:  # not a multi-part request after all: the whole request's own ranking
+            return [_scored(snap, c) for c in groups[None][0][:k]], {}
+        groups = {g: groups[g] for g in [None, *kept]}
     order: list[int | None] = [None, *sorted(g for g in groups if g is not None)]
     lists: list[list[str]] = []
     best: list[dict[int, CandidateScore]] = []
@@ -480,6 +491,10 @@ def _fuse(
                 if cand.index not in top or cand.score > top[cand.index].score:
                     top[cand.index] = cand
         best.append(top)
+    own = {group: [_scored(snap, best[n][snap.index_of[t]]) for t in lists[n]]
+           for n, group in enumerate(order) if group is not None}
+    if config.subtask_fusion == "rrf":
+        return _fuse_rrf(snap, plan, order, lists, best, k, config.subtask_weight), own
     head = [tool_id for tool_id, _ in reciprocal_rank_fusion(lists)]
     first = 0 if config.whole_query_budget else 1
     picked = budgeted_merge(lists[first:], k=k, head=head)
@@ -494,6 +509,29 @@ def _fuse(
         group = order[position]
         subtask = plan.subtasks[group].text if group is not None else None
         out.append(_scored(snap, best[position][index], subtask))
-    own = {group: [_scored(snap, best[n][snap.index_of[t]]) for t in lists[n]]
-           for n, group in enumerate(order) if group is not None}
     return out, own
+
+
+def _fuse_rrf(
+    snap: Snapshot,
+    plan: QueryPlan,
+    order: list[int | None],
+    lists: list[list[str]],
+    best: list[dict[int, CandidateScore]],
+    k: int,
+    weight: float,
+) -> list[ScoredTool]:
+    """Weighted RRF of the whole request's ranking (weight 1) and each sub-task's (``weight``).
+
+    A tool is attributed to the ranking that places it highest (the whole request on ties), so
+    ``k="auto"`` and reflection still see which part of the request it answers.
+    """
+    fused = reciprocal_rank_fusion(lists, weights=[1.0] + [weight] * (len(lists) - 1))
+    ranks = [{tool_id: r for r, tool_id in enumerate(ranked)} for ranked in lists]
+    out: list[ScoredTool] = []
+    for tool_id, _ in fused[:k]:
+        position = min(range(len(lists)), key=lambda n: (ranks[n].get(tool_id, len(snap)), n))
+        group = order[position]
+        subtask = plan.subtasks[group].text if group is not None else None
+        out.append(_scored(snap, best[position][snap.index_of[tool_id]], subtask))
+    return out

@@ -85,7 +85,7 @@ def rank_query(
     evidence = 0.0
     if config.evidence_slope:
         ev = query_evidence(text, main_tokens, *registry_df(snap))
-        evidence = float(evidence_score(ev.idf_mass, ev.n_ident, ev.n_args))
+        evidence = float(evidence_score(ev.oov_share, ev.n_ident))
     signals = FieldSignals(
         candidates=cands,
         lexical={f: lex_all[f][cands] for f in fields},

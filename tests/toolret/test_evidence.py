@@ -18,7 +18,7 @@ DOCS = [
 
 def _evidence(kb: ToolKnowledgeBase, text: str) -> float:
     ev = query_evidence(text, analyze(text), *registry_df(kb._snap))
-    return float(evidence_score(ev.idf_mass, ev.n_ident, ev.n_args))
+    return float(evidence_score(ev.oov_share, ev.n_ident))
 
 
 def test_document_frequencies_come_from_the_registry(embedder) -> None:
@@ -31,7 +31,7 @@ def test_document_frequencies_come_from_the_registry(embedder) -> None:
 def test_identifier_heavy_query_moves_the_balance_toward_lexical(embedder) -> None:
     kb = ToolKnowledgeBase.from_tools(DOCS, embedder=embedder)
     paraphrase = _evidence(kb, "what is going on in the world today")
-    identifier = _evidence(kb, "call hdf5_dataset_reader on results_v2.h5")
+    identifier = _evidence(kb, "read it with hdf5_dataset_reader")
     assert identifier > paraphrase + 0.5
     assert query_beta(0.5, 1.0, identifier) > 0.5 > query_beta(0.5, 1.0, paraphrase)
     assert query_beta(0.5, 0.0, identifier) == 0.5  # slope 0: the same balance for every query

@@ -44,12 +44,14 @@ class Setting:
     penalty_scale: float = 0.05
     lex_floor: float = 0.0             # minmax: lexical denominator >= lex_floor * query's BM25 bound
     auto_margin: float = 0.08
+    lex_sd_floor: float = 0.0          # zscore: BM25 deviation floor, as a share of the query's BM25 bound
+    dense_sd_floor: float = 0.0        # zscore: cosine deviation floor
 
     def label(self) -> str:
         w = "/".join(f"{x:g}" for x in self.weights)
         return (f"{self.normalization} beta={self.beta:g} slope={self.evidence_slope:g} w={w} depth={self.depth} "
                 f"name={self.name_boost:g} pen={self.penalty_scale:g} floor={self.lex_floor:g} "
-                f"margin={self.auto_margin:g}")
+                f"margin={self.auto_margin:g} sd_floor={self.lex_sd_floor:g}/{self.dense_sd_floor:g}")
 
 
 def evidence_of(qfeat: np.ndarray) -> np.ndarray:
@@ -57,7 +59,16 @@ def evidence_of(qfeat: np.ndarray) -> np.ndarray:
     from toolret.scoring import evidence_score
 
     cols = {name: qfeat[:, i] for i, name in enumerate(QUERY_FEATURES)}
-    return evidence_score(cols["idf_mass"], cols["n_ident"], cols["n_args"])
+    return evidence_score(cols["oov_share"], cols["n_ident"])
+
+
+def _zscore(x: np.ndarray, mask: np.ndarray, sd_floor: np.ndarray | float) -> np.ndarray:
+    """Standardise over the candidates that have the field, the deviation at least ``sd_floor``."""
+    n = np.maximum(mask.sum(axis=1, keepdims=True), 1)
+    mean = np.where(mask, x, 0.0).sum(axis=1, keepdims=True) / n
+    sd = np.sqrt(np.where(mask, (x - mean) ** 2, 0.0).sum(axis=1, keepdims=True) / n)
+    sd = np.maximum(sd, sd_floor)
+    return np.where(mask & (sd > 0), (x - mean) / np.where(sd > 0, sd, 1.0), 0.0)
 
 
 def _normalise(x: np.ndarray, mask: np.ndarray, how: str) -> np.ndarray:
@@ -94,8 +105,8 @@ def fused_scores(sig: DatasetSignals, s: Setting, beta_q: np.ndarray | None = No
         denom = np.maximum(top, s.lex_floor * sig.bound[:, None, :])
         ln = np.where(pres & (denom > 0), lex / np.where(denom > 0, denom, 1.0), 0.0)
     elif s.normalization == "zscore":
-        ln = _normalise(lex, pres, "zscore")
-        dn = _normalise(dense, pres, "zscore")
+        ln = _zscore(lex, pres, s.lex_sd_floor * sig.bound[:, None, :].astype(np.float64))
+        dn = _zscore(dense, pres, s.dense_sd_floor)
     else:
         raise ValueError(s.normalization)
     beta = np.full(lex.shape[0], s.beta)
@@ -246,7 +257,7 @@ def default_setting(preset: str = "fast") -> Setting:
         normalization=cfg.normalization, beta=cfg.lexical_weight, evidence_slope=cfg.evidence_slope,
         weights=tuple(w[f] for f in INDEX_FIELDS), depth=cfg.candidates_per_field,
         name_boost=cfg.name_match_boost, penalty_scale=cfg.penalty.scale, lex_floor=cfg.lexical_floor,
-        auto_margin=cfg.auto_margin,
+        auto_margin=cfg.auto_margin, lex_sd_floor=cfg.lexical_sd_floor, dense_sd_floor=cfg.dense_sd_floor,
     )
 
 
@@ -266,16 +277,27 @@ def search_space(base: Setting) -> list[Setting]:
         base.weights,
         (0.35, 0.25, 0.15, 0.25, 0.15, 0.25, 0.1),   # DESIGN.md §1 heuristic defaults
         (0.5, 0.25, 0.1, 0.15, 0.1, 0.15, 0.05),     # description-led
-        (0.35, 0.35, 0.1, 0.1, 0.15, 0.1, 0.05),     # parameters count as much as text
     ]
     out: list[Setting] = []
-    for norm in ("bound", "minmax"):
+    for norm in ("bound", "minmax", "zscore"):
         for weights in dict.fromkeys(profiles):
-            out += grid(replace(base, normalization=norm, weights=weights),
-                        beta=(0.35, 0.5, 0.65), evidence_slope=(0.0, 1.0, 2.0))
-    out += grid(base, depth=(25, 50, 100), name_boost=(0.0, 0.1, 0.2, 0.3), penalty_scale=(0.0, 0.05, 0.1))
-    out += grid(base, lex_floor=(0.0, 0.25, 0.5), auto_margin=(0.05, 0.08, 0.12, 0.16, 0.2))
+            out += grid(replace(base, normalization=norm, weights=weights, lex_floor=0.0),
+                        beta=(0.25, 0.35, 0.45), evidence_slope=(0.0, 0.5, 1.0, 1.5))
+    out += grid(base, depth=(25, 50, 100), name_boost=(0.0, 0.2, 0.5), penalty_scale=(0.0, 0.05, 0.1))
+    out += grid(base, lex_sd_floor=(0.0, 0.02, 0.05), dense_sd_floor=(0.0, 0.05))
     return list(dict.fromkeys(out))
+
+
+def choose_margin(sigs: Sequence[DatasetSignals], base: Setting, margins: Sequence[float], train: Sequence[int]) -> float:
+    """The ``k="auto"`` margin with the best mean TRACC over the multi-tool sets among ``train``
+    (all of ``train`` when none of them is multi-tool)."""
+    multi = [i for i in train if float(sigs[i].n_rel.mean()) > 1.2] or list(train)
+    scores = [np.mean([score_setting(sigs[i], replace(base, auto_margin=m))["tracc"] for i in multi]) for m in margins]
+    return float(margins[int(np.argmax(scores))])
+
+
+#: k="auto" margins tried (on the scale of the fused score).
+AUTO_MARGINS = (0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5)
 
 
 def run_lodo(root: str, out: str, *, limit: int | None, seed: int = 0) -> dict[str, Any]:
@@ -297,6 +319,10 @@ def run_lodo(root: str, out: str, *, limit: int | None, seed: int = 0) -> dict[s
     default = default_setting("fast")
     settings = [default, *search_space(default)]
     folds = lodo(sigs, settings, default)
+    for si, fold in enumerate(folds):  # then the k="auto" margin, by TRACC, on the same training sets
+        train = [j for j in range(len(sigs)) if j != si]
+        fold.setting = replace(fold.setting, auto_margin=choose_margin(sigs, fold.setting, AUTO_MARGINS, train))
+        fold.metrics = score_setting(sigs[si], fold.setting)
     rows = []
     for fold, sig in zip(folds, sigs):
         b, c = fold.baselines["bm25"], fold.baselines["cosine"]
@@ -304,16 +330,24 @@ def run_lodo(root: str, out: str, *, limit: int | None, seed: int = 0) -> dict[s
         rows.append([fold.left_out, sig.n_queries, b["recall@5"], c["recall@5"], d["recall@5"], m["recall@5"],
                      b["ndcg@10"], c["ndcg@10"], d["ndcg@10"], m["ndcg@10"], d["completeness@10"],
                      m["completeness@10"], d["tracc"], m["tracc"]])
+        if sig.has_names:
+            bn, cn = baseline_metrics(sig, "bm25", name_level=True), baseline_metrics(sig, "cosine", name_level=True)
+            dn = score_setting(sig, default, name_level=True)
+            mn = score_setting(sig, fold.setting, name_level=True)
+            rows.append([f"{fold.left_out} (by name)", sig.n_queries, bn["recall@5"], cn["recall@5"], dn["recall@5"],
+                         mn["recall@5"], bn["ndcg@10"], cn["ndcg@10"], dn["ndcg@10"], mn["ndcg@10"],
+                         dn["completeness@10"], mn["completeness@10"], None, None])
     headers = ["left out", "n", "R@5 bm25", "cos", "fast", "lodo", "NDCG@10 bm25", "cos", "fast", "lodo",
                "C@10 fast", "lodo", "TRACC fast", "lodo"]
     table = format_table(headers, rows)
-    margins = [(r[5] - max(r[2], r[3]), r[0]) for r in rows]
+    margins = [(r[5] - max(r[2], r[3]), r[0]) for r in rows if not r[0].endswith("(by name)")]
     worst = min(margins)
+    ids = list(zip(*[r for r in rows if not r[0].endswith("(by name)")]))
     print("Leave one dataset out (fusion chosen on the other sets, scored on the one left out; "
           "'fast' = the shipped defaults, chosen on all sets):")
     print(table)
     print(f"worst left-out set: {worst[1]} (R@5 {worst[0]:+.3f} over the better of bm25 and cosine); "
-          f"left-out mean R@5 {np.mean([r[5] for r in rows]):.3f} vs cosine {np.mean([r[3] for r in rows]):.3f}")
+          f"left-out mean R@5 {np.mean(ids[5]):.3f} vs cosine {np.mean(ids[3]):.3f}, bm25 {np.mean(ids[2]):.3f}")
     for fold in folds:
         print(f"  without {fold.left_out}: {fold.setting.label()}")
     return {"table": table, "worst": worst[1], "folds": [
