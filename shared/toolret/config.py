@@ -33,6 +33,10 @@ BALANCED_REFLECT_ROUNDS = 1
 #: least as well (raw cosine) as the whole request does. Ungated, the offline planner split 37 % of
 #: ToolE-single requests and cost R@5 there (docs/method.md).
 BALANCED_SPLIT_GATE = 0.0
+#: Weight of the tool-use memory h(t) in [0, 1] in balanced and full. Scores are in standard deviations
+#: over the candidate pool (a clear best tool sits 2-3 above the pool), so memory counts about as much as
+#: a clearly better match (it was 0.5 when scores lay in [0, 1]).
+MEMORY_WEIGHT = 2.0
 
 
 class FieldWeights(BaseModel):
@@ -182,16 +186,9 @@ class RetrievalConfig(BaseModel):
         default=None, ge=0,
         description="Balanced: a sub-task whose best tool's raw cosine is more than this below the whole "
         "request's is a fragment, not a need (\"I'm moving to Japan.\"), and is not searched on its own; when "
-        "fewer than two sub-tasks remain the request is ranked as one. None keeps every split.",
+        "fewer than two sub-tasks remain the request is ranked as one. Offline plans only (an LLM's split is "
+        "kept); None keeps every split.",
     )
-    subtask_fusion: Literal["budget", "rrf"] = Field(
-        default="budget",
-        description="How a planned request's rankings are merged: 'budget' gives each sub-task an even share of "
-        "the k slots (Toolshed's sub-top-k); 'rrf' fuses the whole request's ranking with the sub-tasks' by "
-        "weighted reciprocal rank fusion (weight subtask_weight each), so a split the ranking does not support "
-        "cannot push the whole request's best tools down.",
-    )
-    subtask_weight: float = Field(default=0.5, ge=0, le=2, description="Weight of each sub-task ranking in 'rrf'.")
     history_weight: float = Field(
         default=0.0, ge=0,
         description="Weight of the tool-use memory h(t) (toolret.history); 0 ignores recorded bundles.",
@@ -283,10 +280,11 @@ class RetrievalConfig(BaseModel):
         if name == "fast":
             return cls(name=name)
         if name == "balanced":
-            return cls(name=name, planner="offline", history_weight=0.5, use_learned=True,
+            return cls(name=name, planner="offline", history_weight=MEMORY_WEIGHT, use_learned=True,
                        reranker="cross_encoder", reflect_rounds=BALANCED_REFLECT_ROUNDS,
                        split_gate=BALANCED_SPLIT_GATE)
-        return cls(name=name, planner="llm", history_weight=0.5, use_learned=True,
+        return cls(name=name, planner="llm", history_weight=MEMORY_WEIGHT, use_learned=True,
+                   split_gate=BALANCED_SPLIT_GATE,
                    reranker="llm", reflect_rounds=2, reflect_judge="llm", prf_docs=3)
 
     @classmethod

@@ -472,7 +472,7 @@ def _fuse(
     groups: dict[int | None, list[list[CandidateScore]]] = {}
     for job, ranking in zip(jobs, rankings):
         groups.setdefault(job.subtask, []).append(ranking[0][:depth])
-    if config.split_gate is not None and None in groups:
+    if config.split_gate is not None and plan.path != "llm" and None in groups:
         conf = {g: max((c.cosine for r in lists_ for c in r[:1]), default=0.0) for g, lists_ in groups.items()}
         kept = [g for g in groups if g is not None and conf[g] >= conf[None] - config.split_gate]
         if len(kept) < 2:  # not a multi-part request after all: the whole request's own ranking
@@ -493,8 +493,6 @@ def _fuse(
         best.append(top)
     own = {group: [_scored(snap, best[n][snap.index_of[t]]) for t in lists[n]]
            for n, group in enumerate(order) if group is not None}
-    if config.subtask_fusion == "rrf":
-        return _fuse_rrf(snap, plan, order, lists, best, k, config.subtask_weight), own
     head = [tool_id for tool_id, _ in reciprocal_rank_fusion(lists)]
     first = 0 if config.whole_query_budget else 1
     picked = budgeted_merge(lists[first:], k=k, head=head)
@@ -510,28 +508,3 @@ def _fuse(
         subtask = plan.subtasks[group].text if group is not None else None
         out.append(_scored(snap, best[position][index], subtask))
     return out, own
-
-
-def _fuse_rrf(
-    snap: Snapshot,
-    plan: QueryPlan,
-    order: list[int | None],
-    lists: list[list[str]],
-    best: list[dict[int, CandidateScore]],
-    k: int,
-    weight: float,
-) -> list[ScoredTool]:
-    """Weighted RRF of the whole request's ranking (weight 1) and each sub-task's (``weight``).
-
-    A tool is attributed to the ranking that places it highest (the whole request on ties), so
-    ``k="auto"`` and reflection still see which part of the request it answers.
-    """
-    fused = reciprocal_rank_fusion(lists, weights=[1.0] + [weight] * (len(lists) - 1))
-    ranks = [{tool_id: r for r, tool_id in enumerate(ranked)} for ranked in lists]
-    out: list[ScoredTool] = []
-    for tool_id, _ in fused[:k]:
-        position = min(range(len(lists)), key=lambda n: (ranks[n].get(tool_id, len(snap)), n))
-        group = order[position]
-        subtask = plan.subtasks[group].text if group is not None else None
-        out.append(_scored(snap, best[position][snap.index_of[tool_id]], subtask))
-    return out

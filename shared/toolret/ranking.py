@@ -14,7 +14,12 @@ from toolret.arguments import spot_arguments
 from toolret.config import RetrievalConfig
 from toolret.evidence import query_evidence, registry_df
 from toolret.lexical import analyze
-from toolret.scoring import CandidateScore, FieldSignals, evidence_score, score_candidates
+from toolret.scoring import (
+    CandidateScore,
+    FieldSignals,
+    evidence_score,
+    score_candidates,
+)
 from toolret.snapshot import Snapshot
 from toolret.text import tokenize
 

@@ -116,9 +116,9 @@ def extract_signals(dataset: Any, embedder: Any, *, limit: int | None = 500, see
     from toolret.arguments import spot_arguments
     from toolret.baseline import BM25Baseline, CosineBaseline
     from toolret.config import PenaltyConfig, RetrievalConfig
+    from toolret.evidence import registry_df
     from toolret.lexical import analyze
     from toolret.ranking import named_tools, top_n
-    from toolret.evidence import registry_df
     from toolret.scoring import parameter_penalty
     from toolret.text import tokenize
 
