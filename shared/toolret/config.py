@@ -29,9 +29,9 @@ PRESETS: tuple[PresetName, ...] = ("fast", "balanced", "full")
 PROFILE_WEIGHT = 0.1
 #: Offline reflection rounds of the balanced preset (see docs/method.md for the measurement).
 BALANCED_REFLECT_ROUNDS = 1
-#: The balanced preset's split gate (RetrievalConfig.split_gate): a sub-task must match some tool at
-#: least as well (raw cosine) as the whole request does. Ungated, the offline planner split 37 % of
-#: ToolE-single requests and cost R@5 there (docs/method.md).
+#: The balanced preset's split gate (RetrievalConfig.split_gate): a sub-task must match its best tool at
+#: least as well (raw cosine) as the whole request matches that tool. Ungated, the offline planner split
+#: 37 % of ToolE-single requests and cost R@5 there (docs/method.md).
 BALANCED_SPLIT_GATE = 0.0
 #: Weight of the tool-use memory h(t) in [0, 1] in balanced and full. Scores are in standard deviations
 #: over the candidate pool (a clear best tool sits 2-3 above the pool), so memory counts about as much as
@@ -151,6 +151,11 @@ class RetrievalConfig(BaseModel):
         default=0.05, ge=0, le=1,
         description="zscore: the cosine deviation over the pool is taken as at least this (cosine units).",
     )
+    min_field_pool: int = Field(
+        default=5, ge=0,
+        description="zscore: a field fewer candidates than this have (LLM-written questions of one tool) is "
+        "standardised with the statistics of all the query's fields instead of its own.",
+    )
     evidence_slope: float = Field(
         default=0.5,
         description="How far the lexical share follows the query's lexical evidence (rare registry words, "
@@ -184,10 +189,15 @@ class RetrievalConfig(BaseModel):
     )
     split_gate: float | None = Field(
         default=None, ge=0,
-        description="Balanced: a sub-task whose best tool's raw cosine is more than this below the whole "
-        "request's is a fragment, not a need (\"I'm moving to Japan.\"), and is not searched on its own; when "
-        "fewer than two sub-tasks remain the request is ranked as one. Offline plans only (an LLM's split is "
-        "kept); None keeps every split.",
+        description="Balanced: a sub-task is a need of its own only when it matches its best tool better (raw "
+        "cosine, by at least this) than the whole request matches that tool; otherwise it is a fragment "
+        "(\"I'm moving to Japan.\") and is not searched on its own. When fewer than two sub-tasks remain the "
+        "request is ranked as one. Offline plans only (an LLM's split is kept); None keeps every split.",
+    )
+    split_clear: float = Field(
+        default=2.5, ge=0,
+        description="With split_gate: a sub-task whose best tool stands this many standard deviations above "
+        "its candidate pool is kept however its cosine compares (\"send an email to Bob about it\").",
     )
     history_weight: float = Field(
         default=0.0, ge=0,

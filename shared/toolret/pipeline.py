@@ -473,8 +473,9 @@ def _fuse(
     for job, ranking in zip(jobs, rankings):
         groups.setdefault(job.subtask, []).append(ranking[0][:depth])
     if config.split_gate is not None and plan.path != "llm" and None in groups:
-        conf = {g: max((c.cosine for r in lists_ for c in r[:1]), default=0.0) for g, lists_ in groups.items()}
-        kept = [g for g in groups if g is not None and conf[g] >= conf[None] - config.split_gate]
+        whole = max((c.cosine for c in groups[None][0][:1]), default=0.0)
+        kept = [g for g, ranked in groups.items() if g is not None and ranked[0]
+                and (ranked[0][0].cosine >= whole - config.split_gate or ranked[0][0].score >= config.split_clear)]
         if len(kept) < 2:  # not a multi-part request after all: the whole request's own ranking
             return [_scored(snap, c) for c in groups[None][0][:k]], {}
         groups = {g: groups[g] for g in [None, *kept]}

@@ -30,6 +30,7 @@ from toolret.documents import INDEX_FIELDS, ToolDoc
 
 __all__ = [
     "FEATURE_NAMES", "CandidateScore", "FieldSignals", "evidence_score", "normalize_field", "parameter_penalty",
+    "pool_statistics",
     "query_beta", "score_candidates",
 ]
 
@@ -96,8 +97,27 @@ def query_beta(beta: float, slope: float, evidence: float) -> float:
     return _sigmoid(math.log(beta / (1.0 - beta)) + slope * float(evidence))
 
 
+def pool_statistics(signals: FieldSignals, fields: Sequence[str], config: RetrievalConfig) -> tuple[
+        tuple[float, float], tuple[float, float]]:
+    """(mean, sd) of BM25 and of cosine over every (candidate, field) pair of the query's pool.
+
+    Used by ``zscore`` for a field that fewer than ``min_field_pool`` candidates have: alone, a
+    tool with LLM-written questions would be the whole pool of that field and score 0 on it.
+    """
+    lex = [signals.lexical[f][signals.present[f]] for f in fields]
+    cos = [signals.dense[f][signals.present[f]] for f in fields]
+    lex_all = np.concatenate(lex).astype(np.float64) if lex else np.zeros(0)
+    cos_all = np.concatenate(cos).astype(np.float64) if cos else np.zeros(0)
+    lex_floor = config.lexical_sd_floor * max((signals.lexical_bound.get(f, 0.0) for f in fields), default=0.0)
+    if not len(lex_all):
+        return (0.0, lex_floor), (0.0, config.dense_sd_floor)
+    return ((float(lex_all.mean()), max(float(lex_all.std()), lex_floor)),
+            (float(cos_all.mean()), max(float(cos_all.std()), config.dense_sd_floor)))
+
+
 def normalize_field(
-    lexical: np.ndarray, dense: np.ndarray, present: np.ndarray, bound: float, config: RetrievalConfig
+    lexical: np.ndarray, dense: np.ndarray, present: np.ndarray, bound: float, config: RetrievalConfig,
+    shared: tuple[tuple[float, float], tuple[float, float]] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """One field's BM25 and cosine of the candidates, made comparable (``config.normalization``).
 
@@ -108,7 +128,9 @@ def normalize_field(
       drowns the other (BM25 divided by max(best, ``lexical_floor`` x bound), 0 stays 0);
     * ``zscore``: each signal standardised over those candidates (a signal's spread is taken as at
       least ``dense_sd_floor`` / ``lexical_sd_floor`` x bound, so in a tiny or flat pool a
-      difference below that floor is not stretched into a whole standard deviation).
+      difference below that floor is not stretched into a whole standard deviation); a field that
+      fewer than ``min_field_pool`` candidates have is standardised with the statistics of all
+      the query's fields (``shared``, :func:`pool_statistics`).
     """
     lex = lexical.astype(np.float64)
     cos = dense.astype(np.float64)
@@ -127,8 +149,12 @@ def normalize_field(
         dense_norm = (cos - low) / (high - low) if high > low else np.zeros(n)
         return lex_norm, np.where(present, dense_norm, 0.0)
     out = []
-    for x, floor in ((lex, config.lexical_sd_floor * bound), (cos, config.dense_sd_floor)):
-        mean, sd = float(x[present].mean()), max(float(x[present].std()), floor)
+    few = shared is not None and int(present.sum()) < config.min_field_pool
+    for i, (x, floor) in enumerate(((lex, config.lexical_sd_floor * bound), (cos, config.dense_sd_floor))):
+        if few:
+            mean, sd = shared[i]  # type: ignore[index]
+        else:
+            mean, sd = float(x[present].mean()), max(float(x[present].std()), floor)
         out.append(np.where(present, (x - mean) / sd, 0.0) if sd > 0 else np.zeros(n))
     return out[0], out[1]
 
@@ -177,6 +203,8 @@ def score_candidates(
     weight_sum = np.zeros(n, dtype=np.float64)
     per_field: dict[str, np.ndarray] = {}
     zeros = np.zeros(n, dtype=np.float64)
+    shared = (pool_statistics(signals, [f for f in INDEX_FIELDS if f in signals.present], config)
+              if config.normalization == "zscore" else None)
     lex_cols: list[np.ndarray] = []
     dense_cols: list[np.ndarray] = []
     present_cols: list[np.ndarray] = []
@@ -189,7 +217,7 @@ def score_candidates(
         w = weights[field]
         present = signals.present[field]
         lex_norm, dense = normalize_field(signals.lexical[field], signals.dense[field], present,
-                                          signals.lexical_bound.get(field, 0.0), config)
+                                          signals.lexical_bound.get(field, 0.0), config, shared)
         s_f = np.where(present, beta * lex_norm + (1.0 - beta) * dense, 0.0)
         lex_cols.append(np.where(present, lex_norm, 0.0))
         dense_cols.append(np.where(present, dense, 0.0))

@@ -46,6 +46,7 @@ class Setting:
     auto_margin: float = 0.08
     lex_sd_floor: float = 0.0          # zscore: BM25 deviation floor, as a share of the query's BM25 bound
     dense_sd_floor: float = 0.0        # zscore: cosine deviation floor
+    min_field_pool: int = 0            # zscore: a field fewer candidates have uses the query's shared statistics
 
     def label(self) -> str:
         w = "/".join(f"{x:g}" for x in self.weights)
@@ -69,6 +70,22 @@ def _zscore(x: np.ndarray, mask: np.ndarray, sd_floor: np.ndarray | float) -> np
     sd = np.sqrt(np.where(mask, (x - mean) ** 2, 0.0).sum(axis=1, keepdims=True) / n)
     sd = np.maximum(sd, sd_floor)
     return np.where(mask & (sd > 0), (x - mean) / np.where(sd > 0, sd, 1.0), 0.0)
+
+
+def _zscore_shared(x: np.ndarray, mask: np.ndarray, sd_floor: np.ndarray | float, min_n: int) -> np.ndarray:
+    """z-scores per field, but a field that fewer than ``min_n`` candidates have borrows the
+    mean and deviation of all the query's (candidate, field) values of that signal."""
+    per = _zscore(x, mask, sd_floor)
+    n_f = mask.sum(axis=1, keepdims=True)
+    n = np.maximum(mask.sum(axis=(1, 2), keepdims=True), 1)
+    mean = np.where(mask, x, 0.0).sum(axis=(1, 2), keepdims=True) / n
+    sd = np.sqrt(np.where(mask, (x - mean) ** 2, 0.0).sum(axis=(1, 2), keepdims=True) / n)
+    floor = np.asarray(sd_floor)
+    if floor.ndim == 3:
+        floor = floor.max(axis=2, keepdims=True)
+    sd = np.maximum(sd, floor)
+    shared = np.where(mask & (sd > 0), (x - mean) / np.where(sd > 0, sd, 1.0), 0.0)
+    return np.where(n_f < min_n, shared, per)
 
 
 def _normalise(x: np.ndarray, mask: np.ndarray, how: str) -> np.ndarray:
@@ -105,8 +122,8 @@ def fused_scores(sig: DatasetSignals, s: Setting, beta_q: np.ndarray | None = No
         denom = np.maximum(top, s.lex_floor * sig.bound[:, None, :])
         ln = np.where(pres & (denom > 0), lex / np.where(denom > 0, denom, 1.0), 0.0)
     elif s.normalization == "zscore":
-        ln = _zscore(lex, pres, s.lex_sd_floor * sig.bound[:, None, :].astype(np.float64))
-        dn = _zscore(dense, pres, s.dense_sd_floor)
+        ln = _zscore_shared(lex, pres, s.lex_sd_floor * sig.bound[:, None, :].astype(np.float64), s.min_field_pool)
+        dn = _zscore_shared(dense, pres, s.dense_sd_floor, s.min_field_pool)
     else:
         raise ValueError(s.normalization)
     beta = np.full(lex.shape[0], s.beta)
@@ -258,6 +275,7 @@ def default_setting(preset: str = "fast") -> Setting:
         weights=tuple(w[f] for f in INDEX_FIELDS), depth=cfg.candidates_per_field,
         name_boost=cfg.name_match_boost, penalty_scale=cfg.penalty.scale, lex_floor=cfg.lexical_floor,
         auto_margin=cfg.auto_margin, lex_sd_floor=cfg.lexical_sd_floor, dense_sd_floor=cfg.dense_sd_floor,
+        min_field_pool=cfg.min_field_pool,
     )
 
 
@@ -284,7 +302,7 @@ def search_space(base: Setting) -> list[Setting]:
             out += grid(replace(base, normalization=norm, weights=weights, lex_floor=0.0),
                         beta=(0.25, 0.35, 0.45), evidence_slope=(0.0, 0.5, 1.0, 1.5))
     out += grid(base, depth=(25, 50, 100), name_boost=(0.0, 0.2, 0.5), penalty_scale=(0.0, 0.05, 0.1))
-    out += grid(base, lex_sd_floor=(0.0, 0.02, 0.05), dense_sd_floor=(0.0, 0.05))
+    out += grid(base, lex_sd_floor=(0.0, 0.02, 0.05), dense_sd_floor=(0.0, 0.05), min_field_pool=(0, 5))
     return list(dict.fromkeys(out))
 
 

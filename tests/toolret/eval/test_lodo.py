@@ -51,7 +51,8 @@ def _setting_of(cfg: RetrievalConfig) -> Setting:
     return Setting(normalization=cfg.normalization, beta=cfg.lexical_weight, evidence_slope=cfg.evidence_slope,
                    weights=tuple(w[f] for f in INDEX_FIELDS), depth=cfg.candidates_per_field,
                    name_boost=cfg.name_match_boost, penalty_scale=cfg.penalty.scale, lex_floor=cfg.lexical_floor,
-                   auto_margin=cfg.auto_margin, lex_sd_floor=cfg.lexical_sd_floor, dense_sd_floor=cfg.dense_sd_floor)
+                   auto_margin=cfg.auto_margin, lex_sd_floor=cfg.lexical_sd_floor, dense_sd_floor=cfg.dense_sd_floor,
+                   min_field_pool=cfg.min_field_pool)
 
 
 @pytest.mark.slow
