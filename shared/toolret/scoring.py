@@ -3,16 +3,16 @@
 S(q, t) = sum_f w_f * S_f(q, t) + b - P(q, t)                     (MFTR, eq. 1)
           (+ name_match_boost when the query names the tool, + history_weight * h(t),
            h from :mod:`toolret.history`)
-S_f     = lexical_weight * lex_f + (1 - lexical_weight) * dense_f
+S_f     = beta_q * lex_f + (1 - beta_q) * dense_f
 P       = scale * sum_p sigmoid(alpha * (tau - s_p)) * (w_req | w_opt)
 
-Normalisation, so BM25 and cosine combine sensibly:
-* ``lex_f``: the field's BM25 score divided by the best BM25 score any candidate got on
-  that field for this query (so the best lexical match of a field is 1, no match is 0);
-* ``dense_f``: the cosine similarity clipped to [0, 1]. MiniLM cosines are already on a
-  common scale across queries, and dividing by the maximum would turn a field where
-  nothing is relevant into one where something looks perfect.
-Field weights are renormalised over the fields a tool actually has.
+Normalisation (:func:`normalize_field`, ``RetrievalConfig.normalization``), so BM25 and cosine
+combine sensibly: by default each field's BM25 scores and cosines are z-scores over the query's
+own candidate pool, so a signal counts by how far it lifts a tool above the pool, whatever its
+raw scale on this query and registry (``bound``, the earlier absolute formula, and ``minmax`` are
+kept as options). ``beta_q`` follows the query's lexical evidence (:func:`query_beta`,
+:mod:`toolret.evidence`). Field weights are renormalised over the fields a tool actually has.
+Every default was chosen leaving one dev set out (``toolret bench --lodo``, docs/method.md).
 """
 
 from __future__ import annotations

@@ -171,3 +171,23 @@ def test_eval_cosine_writes_the_documented_json(dataset: Path, tmp_path: Path) -
     assert set(data) == {"dataset", "preset", "n_queries", "metrics", "latency_ms"}
     assert data["preset"] == "cosine"
     assert data["metrics"]["recall@1"] >= 2 / 3  # weather and e-mail queries find their tool first
+
+
+@pytest.mark.slow
+def test_bench_lodo_prints_the_left_out_table_and_the_worst_set(
+    dataset: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    second = dataset.parent / "tiny2"
+    second.mkdir()
+    (second / "tools.jsonl").write_text((dataset / "tools.jsonl").read_text(), encoding="utf-8")
+    queries = [{"id": "p1", "query": "flights from Oslo to Rome", "relevant": ["search_flights"]},
+               {"id": "p2", "query": "how much is 20 pounds in yen", "relevant": ["convert_currency"]}]
+    (second / "queries.jsonl").write_text("".join(json.dumps(q) + "\n" for q in queries), encoding="utf-8")
+    out = tmp_path / "bench"
+    assert main(["bench", "--datasets-root", str(dataset.parent), "--limit", "0", "--out", str(out), "--lodo"]) == 0
+    printed = capsys.readouterr().out
+    assert "Leave one dataset out" in printed and "worst left-out set:" in printed
+    folds = json.loads((out / "bench.json").read_text())["lodo"]["folds"]
+    assert [f["left_out"] for f in folds] == ["tiny", "tiny2"]
+    assert all(0.0 <= f["metrics"]["recall@5"] <= 1.0 for f in folds)
+    assert len(list((out / "lodo").glob("tiny*-*.npz"))) == 2  # the signals are cached for the next run
