@@ -78,7 +78,7 @@ async def test_function_agent_multi_step_request(shared_index):
 
 async def test_follow_up_turn_still_finds_the_tool_used_before(shared_index):
     """llama_index issue 15515: "and in Rome?" names no tool; the model calls get_weather from history."""
-    first, follow_up = "What's the weather in Paris?", "same for Rome, please"
+    first, follow_up = "What's the weather in Paris?", "and the same for tomorrow, please"
     plans = {first: [("get_weather", {"city": "Paris"})], follow_up: [("get_weather", {"city": "Rome"})]}
     fresh = [t.metadata.name for t in shared_index.as_retriever(similarity_top_k=1).retrieve(follow_up)]
     assert fresh != ["get_weather"], "precondition: the follow-up alone must not retrieve get_weather"
