@@ -7,7 +7,7 @@ do with :class:`~toolret.ToolKnowledgeBase`, :mod:`toolret.eval` and the modules
     toolret search --kb tools.kb "what's the weather in Paris?" [-k 5|auto] [--json]
     toolret eval --dataset ../shared/benchmarks/bfcl --method bm25 --method mftr --name-level \\
                  [--k 1,5,10] [--limit 500] [--json report.json] [--plot recall.png]
-    toolret bench --datasets-root ../shared/benchmarks [--limit 500] [--out .bench]
+    toolret bench --datasets-root ../shared/benchmarks [--limit 500] [--out .bench] [--lodo]
     toolret serve-mcp --server 'files=npx -y @modelcontextprotocol/server-filesystem .' \\
                       [--config mcp.json] [--kb tools.kb] [--transport stdio|streamable-http]
     toolret bench-scale --datasets-root ../shared/benchmarks --sizes 1000,10000,100000 [--out .bench/scale]
@@ -19,7 +19,7 @@ do with :class:`~toolret.ToolKnowledgeBase`, :mod:`toolret.eval` and the modules
 ``eval --json OUT`` writes the report of the primary method — the last ``--method`` given
 (``mftr`` by default) — in the documented shape
 ``{"dataset", "preset", "n_queries", "metrics", "latency_ms"}``, where ``preset`` is the
-preset name for ``mftr`` and ``"bm25"`` for the baseline. With several methods that top level
+preset name for ``mftr`` and ``"bm25"`` or ``"cosine"`` for a baseline. With several methods that top level
 stays the last method's report and a ``"methods"`` key adds every method's report by label
 (``{"bm25": {...}, "fast": {...}}``). How queries are searched and scored is documented in
 :mod:`toolret.eval.runner`.
@@ -44,6 +44,7 @@ from typing import Any
 from toolret.errors import ConfigError, ToolRetError
 from toolret.eval.bench import DEFAULT_BENCH_LIMIT, run_bench
 from toolret.eval.methods import (
+    BASELINES,
     DEFAULT_PRESET,
     METHODS,
     build_retriever,
@@ -167,7 +168,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         finally:
             release(retriever)
         reports.append(report.model_copy(update={"index_seconds": seconds}))
-    rows = [report_row(r, m if m == "bm25" else f"mftr ({args.preset})") for r, m in zip(reports, methods)]
+    rows = [report_row(r, m if m in BASELINES else f"mftr ({args.preset})") for r, m in zip(reports, methods)]
     print(format_table(report_headers(ks), rows))
     if args.json:
         write_json(args.json, eval_json(reports, [method_label(m, args.preset) for m in methods]))
@@ -275,7 +276,8 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--dataset", required=True, help="folder with tools.jsonl and queries.jsonl")
     ev.add_argument("--preset", default=DEFAULT_PRESET, help="preset for method mftr (default: fast)")
     ev.add_argument("--method", action="append", choices=METHODS,
-                    help="mftr (the knowledge base, default) or bm25 (baseline); repeat to compare")
+                    help="mftr (the knowledge base, default), bm25 or cosine (single-signal baselines); "
+                         "repeat to compare")
     ev.add_argument("--k", default="1,5,10", help="cut-offs, comma-separated (default: 1,5,10)")
     ev.add_argument("--limit", type=int, default=None, help="evaluate a reproducible sample of N queries")
     ev.add_argument("--name-level", action="store_true", help="compare tools by name (id before '#'; BFCL)")
@@ -301,6 +303,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="also run the one-out field ablation of the fast preset over the offline fields")
     bench.add_argument("--fit", action="store_true",
                        help="also compare the presets and balanced+fit on each dataset's 20%% test split")
+    bench.add_argument("--lodo", action="store_true",
+                       help="also choose the fusion's defaults leaving one dataset out in turn (signals cached "
+                            "under OUT/lodo) and print the left-out table and the worst set")
     bench.add_argument("--out", default=".bench", help="folder for bench.json and bench.md (default: .bench)")
     bench.set_defaults(run=run_bench)
 

@@ -6,7 +6,7 @@ overriding a field, never by threading keyword arguments through the engine.
 Example:
     >>> cfg = RetrievalConfig.preset("fast")
     >>> cfg.field_weights.description
-    0.35
+    0.5
     >>> strict = cfg.with_(candidates_per_field=100, field_weights={"description": 0.4})
     >>> strict.candidates_per_field, strict.field_weights.description, strict.field_weights.parameters
     (100, 0.4, 0.25)
@@ -32,13 +32,25 @@ PRESETS: tuple[PresetName, ...] = ("fast", "balanced", "full")
 K: TypeAlias = int | Literal["auto"]
 #: Weight of the derived profile field (offline: the description's first sentence and keywords
 #: from the tool's and its parameters' names; with an LLM: function, tags, when to use).
-PROFILE_WEIGHT = 0.15
+PROFILE_WEIGHT = 0.1
 #: Offline reflection rounds of the balanced preset (see docs/method.md for the measurement).
 BALANCED_REFLECT_ROUNDS = 1
+#: The balanced preset's split gate (RetrievalConfig.split_gate): a sub-task must match its best tool at
+#: least as well (raw cosine) as the whole request matches that tool. Ungated, the offline planner split
+#: 37 % of ToolE-single requests and cost R@5 there (docs/method.md).
+BALANCED_SPLIT_GATE = 0.0
+#: Weight of the tool-use memory h(t) in [0, 1] in balanced and full. Scores are in standard deviations
+#: over the candidate pool (a clear best tool sits 2-3 above the pool), so memory counts about as much as
+#: a clearly better match (it was 0.5 when scores lay in [0, 1]).
+MEMORY_WEIGHT = 2.0
 
 
 class FieldWeights(BaseModel):
-    """w_f of the MFTR score S = sum_f w_f * S_f + b - P (MFTR defaults; docs/method.md §4).
+    """w_f of the MFTR score S = sum_f w_f * S_f + b - P.
+
+    Defaults: chosen leaving one dev set out (``toolret bench --lodo``, docs/method.md) among
+    the MFTR paper's heuristic weights (desc .35, params .25, response .15, examples .25)
+    and a description-led profile, which every fold but one preferred.
 
     A tool that has nothing for a field (no examples, say) is scored on the fields it has:
     the weights are renormalised over its non-empty fields, so sparse documentation is not
@@ -47,15 +59,15 @@ class FieldWeights(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    description: float = Field(default=0.35, ge=0)
+    description: float = Field(default=0.5, ge=0)
     parameters: float = Field(default=0.25, ge=0)
-    response: float = Field(default=0.15, ge=0)
-    examples: float = Field(default=0.25, ge=0)
+    response: float = Field(default=0.1, ge=0)
+    examples: float = Field(default=0.15, ge=0)
     # Derived fields (toolret.index.expansion): the profile (function, tags, when to use), the
     # hypothetical questions a tool answers, and its key topics.
     profile: float = Field(default=PROFILE_WEIGHT, ge=0)
-    questions: float = Field(default=0.25, ge=0)
-    topics: float = Field(default=0.1, ge=0)
+    questions: float = Field(default=0.15, ge=0)
+    topics: float = Field(default=0.05, ge=0)
 
     def as_dict(self) -> dict[str, float]:
         return self.model_dump()
@@ -65,8 +77,9 @@ class PenaltyConfig(BaseModel):
     """The parameter-missing penalty P = scale * sum_p sigmoid(alpha (tau - s_p)) * w_p (MFTR).
 
     ``s_p`` in [0, 1] says how well the query can fill parameter p; ``w_p`` is ``w_required``
-    or ``w_optional``. ``scale`` maps the sum into the range of the field scores (which lie
-    in [0, 1]); P is 0 when the query carries no argument values at all.
+    or ``w_optional``. ``scale`` maps the sum into the range of the field scores (standard
+    deviations over the candidate pool by default); P is 0 when the query carries no argument
+    values at all.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -76,7 +89,8 @@ class PenaltyConfig(BaseModel):
     tau: float = Field(default=0.5, ge=0, le=1)
     w_required: float = Field(default=1.0, ge=0)
     w_optional: float = Field(default=0.3, ge=0)
-    scale: float = Field(default=0.05, ge=0)
+    #: 0.1: ties 0.05 on the dev sets' mean (leave-one-dataset-out), with a better worst set.
+    scale: float = Field(default=0.1, ge=0)
 
 
 class LearnedWeights(BaseModel):
@@ -123,6 +137,37 @@ class RetrievalConfig(BaseModel):
         description="Divide a field's BM25 score by the best candidate's ('max') or by the query's "
         "achievable score ('bound', see LexicalIndex.upper_bound).",
     )
+    normalization: Literal["bound", "minmax", "zscore"] = Field(
+        default="zscore",
+        description="How each field's BM25 and cosine are made comparable before they are mixed: 'bound' "
+        "(BM25 / the query's achievable score, cosine clipped to [0, 1]), 'minmax' (each signal rescaled to "
+        "[0, 1] over the query's candidate pool) or 'zscore' (standardised over the pool). See docs/method.md.",
+    )
+    lexical_floor: float = Field(
+        default=0.0, ge=0, le=1,
+        description="minmax: a field's BM25 is divided by max(best candidate, lexical_floor x the query's "
+        "achievable score), so a pool where every lexical match is weak is not stretched to 1.",
+    )
+    lexical_sd_floor: float = Field(
+        default=0.02, ge=0, le=1,
+        description="zscore: a field's BM25 deviation over the pool is taken as at least this share of the "
+        "query's achievable BM25, so a handful of near-equal candidates are not stretched to +-1.",
+    )
+    dense_sd_floor: float = Field(
+        default=0.05, ge=0, le=1,
+        description="zscore: the cosine deviation over the pool is taken as at least this (cosine units).",
+    )
+    min_field_pool: int = Field(
+        default=5, ge=0,
+        description="zscore: a field fewer candidates than this have (LLM-written questions of one tool) is "
+        "standardised with the statistics of all the query's fields instead of its own.",
+    )
+    evidence_slope: float = Field(
+        default=0.5,
+        description="How far the lexical share follows the query's lexical evidence (rare registry words, "
+        "identifiers, argument values; toolret.retrieval.evidence): logit(beta_q) = logit(lexical_weight) + "
+        "evidence_slope x evidence(q). 0 keeps lexical_weight for every query.",
+    )
     candidates_per_field: int = Field(default=50, ge=1, le=10_000)
     name_match_boost: float = Field(default=0.2, ge=0)
     penalty: PenaltyConfig = Field(default_factory=PenaltyConfig)
@@ -147,6 +192,18 @@ class RetrievalConfig(BaseModel):
     whole_query_budget: bool = Field(
         default=True,
         description="With sub-tasks, the whole request also gets a share of the k slots.",
+    )
+    split_gate: float | None = Field(
+        default=None, ge=0,
+        description="Balanced: a sub-task is a need of its own only when it matches its best tool better (raw "
+        "cosine, by at least this) than the whole request matches that tool; otherwise it is a fragment "
+        "(\"I'm moving to Japan.\") and is not searched on its own. When fewer than two sub-tasks remain the "
+        "request is ranked as one. Offline plans only (an LLM's split is kept); None keeps every split.",
+    )
+    split_clear: float = Field(
+        default=2.5, ge=0,
+        description="With split_gate: a sub-task whose best tool stands this many standard deviations above "
+        "its candidate pool is kept however its cosine compares (\"send an email to Bob about it\").",
     )
     history_weight: float = Field(
         default=0.0, ge=0,
@@ -180,12 +237,12 @@ class RetrievalConfig(BaseModel):
         default=0.4, ge=0, le=1, description="Offline coverage: a sub-task is covered by a tool scoring at least this."
     )
     auto_margin: float = Field(
-        default=0.08, ge=0,
+        default=1.0, ge=0,
         description="k='auto' keeps tools scoring within this margin of the best (per sub-task).",
     )
     auto_max_k: int = Field(default=5, ge=1, description="Most tools k='auto' returns.")
     auto_subtask_margin: float | None = Field(
-        default=0.16, ge=0,
+        default=2.0, ge=0,
         description="k='auto' leaves out a sub-task whose best tool scores more than this below the request's "
         "best tool (a fragment no tool answers well); None keeps every sub-task's best tool.",
     )
@@ -265,9 +322,11 @@ class RetrievalConfig(BaseModel):
         if name == "fast":
             return cls(name=name)
         if name == "balanced":
-            return cls(name=name, planner="offline", history_weight=0.5, use_learned=True,
-                       reranker="cross_encoder", reflect_rounds=BALANCED_REFLECT_ROUNDS)
-        return cls(name=name, planner="llm", history_weight=0.5, use_learned=True,
+            return cls(name=name, planner="offline", history_weight=MEMORY_WEIGHT, use_learned=True,
+                       reranker="cross_encoder", reflect_rounds=BALANCED_REFLECT_ROUNDS,
+                       split_gate=BALANCED_SPLIT_GATE)
+        return cls(name=name, planner="llm", history_weight=MEMORY_WEIGHT, use_learned=True,
+                   split_gate=BALANCED_SPLIT_GATE,
                    reranker="llm", reflect_rounds=2, reflect_judge="llm", prf_docs=3)
 
     @classmethod

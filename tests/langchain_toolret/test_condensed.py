@@ -195,7 +195,7 @@ async def test_agentic_create_agent_binds_condensed_copies(kb):
 def test_retriever_get_tools_returns_condensed_copies_when_asked(kb):
     plain = ToolRetriever(knowledge_base=kb, k=1)
     plain.index.ensure(ALL_TOOLS)
-    query = "exchange rate between euro and yen"
+    query = "look up today's exchange rate between euro and yen"
     assert plain.get_tools(query) == [lookup_exchange_rate]
     condensed = ToolRetriever(knowledge_base=plain.index, k=1, condensed_descriptions=True)
     [copy] = condensed.get_tools(query)

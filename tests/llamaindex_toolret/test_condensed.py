@@ -131,7 +131,7 @@ async def test_condensed_descriptions_reach_the_agent_and_the_tool_still_runs(in
 
 def test_an_llm_card_gives_usage_and_an_example_call(index):
     retriever = index.as_retriever(similarity_top_k=1, condensed_descriptions=True)
-    [tool] = retriever.retrieve("translate 'good night' into French")
+    [tool] = retriever.retrieve("translate 'good morning' into French")
     assert tool.metadata.description == (
         "Translate a text into a target language.\n"
         "Usage: call translate_text with the text and the target language name.\n"

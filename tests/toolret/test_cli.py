@@ -131,7 +131,7 @@ def test_bench_writes_json_and_markdown(dataset: Path, tmp_path: Path, capsys: p
     assert main(["bench", "--datasets-root", str(dataset.parent), "--limit", "0", "--out", str(out)]) == 0
     summary = json.loads((out / "bench.json").read_text())
     assert [(r["dataset"], r["preset"], r["level"]) for r in summary["results"]] == [
-        ("tiny", "bm25", "id"), ("tiny", "fast", "id")
+        ("tiny", "bm25", "id"), ("tiny", "cosine", "id"), ("tiny", "fast", "id")
     ]
     assert summary["embedding_floor_ms"] > 0
     assert "x floor" in (out / "bench.md").read_text()
@@ -159,7 +159,7 @@ def test_bench_fit_compares_presets_and_balanced_fit_on_the_test_split(
             "--preset", "balanced", "--fit"]
     assert main(argv) == 0
     rows = [(r["split"], r["preset"], r["n_queries"]) for r in json.loads((out / "bench.json").read_text())["results"]]
-    assert rows == [("all", "bm25", 12), ("all", "fast", 12), ("all", "balanced", 12),
+    assert rows == [("all", "bm25", 12), ("all", "cosine", 12), ("all", "fast", 12), ("all", "balanced", 12),
                     ("test", "fast", 3), ("test", "balanced", 3), ("test", "balanced+fit", 3)]
     printed = capsys.readouterr().out
     assert "fit on 9 queries, report on the other 3" in printed and "balanced+fit" in printed
@@ -216,3 +216,32 @@ def test_eval_json_with_several_methods_keeps_the_last_on_top_and_adds_every_met
     assert list(many["methods"]) == ["bm25", "fast"]
     assert many["methods"]["fast"]["metrics"] == one["metrics"] and many["methods"]["bm25"]["preset"] == "bm25"
     assert set(many["methods"]["bm25"]) == set(one)
+
+
+def test_eval_cosine_writes_the_documented_json(dataset: Path, tmp_path: Path) -> None:
+    out = tmp_path / "cosine.json"
+    assert main(["eval", "--dataset", str(dataset), "--method", "cosine", "--json", str(out)]) == 0
+    data = json.loads(out.read_text())
+    assert set(data) == {"dataset", "preset", "n_queries", "metrics", "latency_ms"}
+    assert data["preset"] == "cosine"
+    assert data["metrics"]["recall@1"] >= 2 / 3  # weather and e-mail queries find their tool first
+
+
+@pytest.mark.slow
+def test_bench_lodo_prints_the_left_out_table_and_the_worst_set(
+    dataset: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    second = dataset.parent / "tiny2"
+    second.mkdir()
+    (second / "tools.jsonl").write_text((dataset / "tools.jsonl").read_text(), encoding="utf-8")
+    queries = [{"id": "p1", "query": "flights from Oslo to Rome", "relevant": ["search_flights"]},
+               {"id": "p2", "query": "how much is 20 pounds in yen", "relevant": ["convert_currency"]}]
+    (second / "queries.jsonl").write_text("".join(json.dumps(q) + "\n" for q in queries), encoding="utf-8")
+    out = tmp_path / "bench"
+    assert main(["bench", "--datasets-root", str(dataset.parent), "--limit", "0", "--out", str(out), "--lodo"]) == 0
+    printed = capsys.readouterr().out
+    assert "Leave one dataset out" in printed and "worst left-out set:" in printed
+    folds = json.loads((out / "bench.json").read_text())["lodo"]["folds"]
+    assert [f["left_out"] for f in folds] == ["tiny", "tiny2"]
+    assert all(0.0 <= f["metrics"]["recall@5"] <= 1.0 for f in folds)
+    assert len(list((out / "lodo").glob("tiny*-*.npz"))) == 2  # the signals are cached for the next run

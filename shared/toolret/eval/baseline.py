@@ -1,4 +1,4 @@
-"""A plain BM25 baseline: one lexical signal over ``name + " " + description``.
+"""Plain one-signal baselines: BM25 over ``name + " " + description``, MiniLM cosine over ``name: description``.
 
 Every benchmark README in ``../shared/benchmarks`` reports this exact "plain" run (bm25s
 'lucene' BM25, k1=1.5, b=0.75, bm25s' default tokenizer with English stopwords, no
@@ -29,7 +29,7 @@ from toolret.documents.tool_doc import ToolDoc
 from toolret.errors import InvalidToolError
 from toolret.results import ScoredTool, SearchResult, TraceStep
 
-__all__ = ["BM25Baseline"]
+__all__ = ["BM25Baseline", "CosineBaseline"]
 
 logger = logging.getLogger("toolret")
 
@@ -117,3 +117,64 @@ class BM25Baseline:
         ]
         ms = (time.perf_counter() - start) * 1000.0
         return SearchResult(query=query, tools=tools, trace=[TraceStep(stage="bm25", path="offline", ms=ms)])
+
+
+class CosineBaseline:
+    """Dense cosine over ``"name: description"`` of each tool: no fields, no BM25, no fusion.
+
+    The plain-cosine reference point (MiniLM over "name: description"); ``toolret bench``
+    prints it beside :class:`BM25Baseline` so the engine is compared with both single signals.
+    ``embedder`` is anything :func:`toolret.index.embedding.resolve_embedder` accepts (None: the
+    packaged all-MiniLM-L6-v2).
+
+    Example:
+        >>> docs = [ToolDoc(name="get_weather", description="Current weather for a city."),
+        ...         ToolDoc(name="send_email", description="Send an e-mail message.")]
+        >>> CosineBaseline(docs).search("is it going to rain in Paris?", k=1).ids  # doctest: +SKIP
+        ['get_weather']
+    """
+
+    #: Label used by the evaluation harness and the CLI.
+    name = "cosine"
+
+    def __init__(self, tools: Iterable[ToolDoc | Mapping[str, Any]], embedder: Any = None) -> None:
+        from toolret.index.embedding import resolve_embedder
+
+        self.embedder = resolve_embedder(embedder)
+        rows = [_id_name_description(tool, i) for i, tool in enumerate(tools)]
+        self._ids = [row[0] for row in rows]
+        self._names = [row[1] for row in rows]
+        texts = [f"{name}: {description}" for _, name, description in rows]
+        chunks = [self.embedder.embed(texts[i : i + 512]) for i in range(0, len(texts), 512)]
+        self._matrix = np.vstack(chunks) if chunks else np.zeros((0, 1), dtype=np.float32)
+        logger.debug("CosineBaseline embedded %d tools", len(rows))
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def scores(self, query: str) -> np.ndarray:
+        """Cosine of every tool to ``query``, in registry order."""
+        if not self._ids:
+            return np.zeros(0, dtype=np.float32)
+        return self._matrix @ self.embedder.embed([query])[0]
+
+    def search_vector(self, qvec: np.ndarray, k: int = 5, query: str = "") -> SearchResult:
+        """The ``k`` tools closest to an already embedded query (ties: registry order)."""
+        start = time.perf_counter()
+        n = min(max(k, 0), len(self._ids))
+        scores = self._matrix @ np.asarray(qvec, dtype=np.float32) if self._ids else np.zeros(0)
+        order = np.argsort(-scores, kind="stable")[:n]
+        tools = [ScoredTool(id=self._ids[i], name=self._names[i], score=float(scores[i]),
+                            field_scores={"cosine": float(scores[i])}) for i in order.tolist()]
+        ms = (time.perf_counter() - start) * 1000.0
+        return SearchResult(query=query or "(vector)", tools=tools,
+                            trace=[TraceStep(stage="cosine", path="offline", ms=ms)])
+
+    def search(self, query: str, k: int = 5) -> SearchResult:
+        """The ``k`` best tools for ``query`` by cosine, with the score as ``field_scores["cosine"]``."""
+        start = time.perf_counter()
+        qvec = self.embedder.embed([query])[0]
+        embed_ms = (time.perf_counter() - start) * 1000.0
+        result = self.search_vector(qvec, k=k, query=query)
+        trace = [TraceStep(stage="embed_query", path="offline", ms=embed_ms), *result.trace]
+        return result.model_copy(update={"trace": trace})

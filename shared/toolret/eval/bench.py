@@ -8,11 +8,13 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from toolret.errors import DatasetError
 from toolret.eval.methods import (
+    BASELINES,
     DEFAULT_PRESET,
     PresetView,
     build_retriever,
@@ -24,9 +26,29 @@ from toolret.eval.methods import (
 )
 from toolret.eval.tables import format_table, write_json
 
-__all__ = ["DEFAULT_BENCH_LIMIT", "run_bench"]
+__all__ = ["DEFAULT_BENCH_LIMIT", "CachedIndexing", "run_bench"]
 
 DEFAULT_BENCH_LIMIT = 500
+
+
+class CachedIndexing:
+    """``toolret bench``'s embedder: tool texts from an on-disk cache while indexing (embedding a
+    registry is a one-off, not what bench measures), every search through the model itself, so
+    latency still includes embedding the query."""
+
+    def __init__(self, cache_path: Path) -> None:
+        from toolret.eval.scale import ComposedEmbedder
+        from toolret.index.embedding import resolve_embedder
+
+        self.model = resolve_embedder(None)
+        self.cache = ComposedEmbedder(self.model, cache_path=cache_path)
+        self.name = self.model.name
+        self.texts_embedded = 0
+        self.indexing = False
+
+    def embed(self, texts: Sequence[str]) -> Any:
+        self.texts_embedded += len(texts)
+        return self.cache.embed(texts) if self.indexing else self.model.embed(texts)
 
 
 def embedding_floor_ms(embedder: Any, *, warmup: int = 5, calls: int = 50) -> float:
@@ -97,6 +119,7 @@ def run_bench(args: argparse.Namespace) -> int:
     presets = dedupe([DEFAULT_PRESET] + (args.preset or []))
     ks = (1, 5, 10)
     floor_ms: float | None = None
+    embedder = CachedIndexing(Path(args.out) / "lodo" / "embeddings.npz")
     results: list[dict[str, Any]] = []
     ablations: list[list[Any]] = []
     for folder in folders:
@@ -104,14 +127,14 @@ def run_bench(args: argparse.Namespace) -> int:
         # Ids with '#' mark doc variants of one function name (BFCL): score by name as well.
         levels = [False, True] if any("#" in tool_id for tool_id in dataset.tool_ids) else [False]
         # One knowledge base per dataset serves every preset (a preset only changes the search).
-        for method, shared_presets in [("bm25", ["bm25"]), ("mftr", presets)]:
-            retriever, seconds = build_retriever(method, dataset, shared_presets[0])
+        for method, shared_presets in [("bm25", ["bm25"]), ("cosine", ["cosine"]), ("mftr", presets)]:
+            retriever, seconds = build_retriever(method, dataset, shared_presets[0], embedder=embedder)
             try:
                 if floor_ms is None and hasattr(retriever, "embedder"):
                     floor_ms = embedding_floor_ms(retriever.embedder)
                     print(f"query-embedding floor: {floor_ms:.2f} ms (median of 50 calls)")
                 for preset in shared_presets:
-                    view = retriever if method == "bm25" else PresetView(retriever, preset)
+                    view = retriever if method in BASELINES else PresetView(retriever, preset)
                     for name_level in levels:
                         report = evaluate(
                             view, dataset, ks=ks, limit=limit, name_level=name_level,
@@ -145,21 +168,31 @@ def run_bench(args: argparse.Namespace) -> int:
         ablation_md = ("\n## Field ablation (fast preset, offline fields; '-f' = every field but f)\n\n"
                        f"```\n{ablation_table}\n```\n")
 
+    lodo_md = ""
+    lodo_summary: dict[str, Any] | None = None
+    if args.lodo:
+        from toolret.eval.lodo import run_lodo
+
+        lodo_summary = run_lodo(str(root), args.out, limit=limit)
+        lodo_md = ("\n## Leave one dataset out (fast's fusion chosen on the other sets; `toolret bench --lodo`)\n\n"
+                   f"```\n{lodo_summary['table']}\n```\n\nWorst left-out set: {lodo_summary['worst']}.\n")
+
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     summary = {"datasets_root": str(root), "limit": limit, "presets": presets,
-               "embedding_floor_ms": floor_ms, "results": results}
+               "embedding_floor_ms": floor_ms, "results": results, "lodo": lodo_summary}
     write_json(out / "bench.json", summary)
     floor_line = f"{floor_ms:.2f} ms" if floor_ms is not None else "not measured"
     markdown = (
         "# toolret bench\n\n"
         f"Datasets under `{root}`; {'all' if limit is None else f'up to {limit} (seed 0)'} queries each. "
         f"Query-embedding floor (median of 50 `embed` calls): {floor_line}; "
-        "`x floor` = p50 latency / floor. TRACC: "
-        + ("of the k='auto' set for presets, of the top 10 for bm25" if args.auto_k else "of the top 10")
+        "`x floor` = p50 latency / floor; `index s` with tool embeddings read from the bench cache. TRACC: "
+        + ("of the k='auto' set for presets, of the top 10 for bm25 and cosine" if args.auto_k else "of the top 10")
         + ".\n\n"
         f"```\n{table}\n```\n"
         + ablation_md
+        + lodo_md
     )
     (out / "bench.md").write_text(markdown, encoding="utf-8")
     print(f"wrote {out / 'bench.json'} and {out / 'bench.md'}")

@@ -13,31 +13,47 @@ from typing import Any
 
 from toolret.errors import ConfigError
 
-__all__ = ["DEFAULT_PRESET", "METHODS", "PresetView", "build_retriever", "dedupe", "fields_config", "fit", "fit_split",
+__all__ = ["BASELINES", "DEFAULT_PRESET", "METHODS", "PresetView", "build_retriever", "dedupe", "fields_config", "fit", "fit_split",
            "method_label", "release"]
 
-METHODS = ("mftr", "bm25")
+METHODS = ("mftr", "bm25", "cosine")
+#: Single-signal baselines (toolret.eval.baseline): their label is the method name, not a preset.
+BASELINES = ("bm25", "cosine")
 DEFAULT_PRESET = "fast"
 
 
 def method_label(method: str, preset: str) -> str:
-    return "bm25" if method == "bm25" else preset
+    return method if method in BASELINES else preset
 
 
-def build_retriever(method: str, dataset: Any, preset: str, config: Any = None) -> tuple[Any, float]:
-    """The retriever for ``method`` over the dataset's tools, and how long building it took."""
+def build_retriever(method: str, dataset: Any, preset: str, config: Any = None,
+                    embedder: Any = None) -> tuple[Any, float]:
+    """The retriever for ``method`` over the dataset's tools, and how long building it took.
+
+    ``embedder`` (``toolret bench``'s :class:`~toolret.eval.bench.CachedIndexing`) reads tool
+    texts from a cache while indexing; searches still embed every query with the model.
+    """
     start = time.perf_counter()
+    if embedder is not None:
+        embedder.indexing = True
     if method == "bm25":
         from toolret.eval.baseline import BM25Baseline
 
         retriever: Any = BM25Baseline(dataset.tools)
+    elif method == "cosine":
+        from toolret.eval.baseline import CosineBaseline
+
+        retriever = CosineBaseline(dataset.tools, embedder=embedder)
     elif method == "mftr":
         from toolret import ToolKnowledgeBase
 
-        retriever = ToolKnowledgeBase(None, config=config or preset)
+        retriever = ToolKnowledgeBase(None, config=config or preset, embedder=embedder)
         retriever.add(dataset.tool_docs(), progress=True)
     else:
         raise ConfigError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
+    if embedder is not None:
+        embedder.indexing = False
+        embedder.cache.save()
     seconds = time.perf_counter() - start
     print(f"{dataset.name}: {method_label(method, preset)} indexed {len(dataset.tools)} tools in {seconds:.1f} s")
     return retriever, seconds

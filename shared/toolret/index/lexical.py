@@ -50,6 +50,7 @@ class LexicalIndex:
         self._retriever = retriever
         self.n_docs = n_docs
         self._term_max = _per_term_max(retriever)
+        self._df: dict[str, int] | None = None
 
     @classmethod
     def build(cls, texts: list[str]) -> LexicalIndex:
@@ -68,6 +69,18 @@ class LexicalIndex:
         if self._retriever is None or not tokens or self.n_docs == 0:
             return np.zeros(self.n_docs, dtype=np.float32)
         return np.asarray(self._retriever.get_scores(tokens), dtype=np.float32)  # type: ignore[attr-defined]
+
+    def doc_freq(self) -> dict[str, int]:
+        """How many documents contain each vocabulary term (read from the index, cached)."""
+        if self._df is None:
+            if self._retriever is None:
+                self._df = {}
+            else:
+                indptr = np.asarray(self._retriever.scores["indptr"])  # type: ignore[attr-defined]
+                counts = indptr[1:] - indptr[:-1]
+                vocab = self._retriever.vocab_dict  # type: ignore[attr-defined]
+                self._df = {t: int(counts[i]) for t, i in vocab.items() if i < len(counts) and counts[i] > 0}
+        return self._df
 
     def upper_bound(self, query: str | list[str]) -> float:
         """The most BM25 evidence any document could get for this query.

@@ -44,7 +44,7 @@ from toolret.llm.protocol import ChatMessage
 from toolret.results import ScoredTool, SearchResult, StagePath, TraceStep
 from toolret.retrieval.fusion import budgeted_merge, reciprocal_rank_fusion
 from toolret.retrieval.memory import HistorySnapshot
-from toolret.retrieval.planning import FieldQueries, QueryPlan, plan_offline
+from toolret.retrieval.planning import FieldQueries, QueryPlan, SubTask, plan_offline
 from toolret.retrieval.query_text import QueryText, informative_query
 from toolret.retrieval.ranking import rank_query
 from toolret.retrieval.reflection import (
@@ -311,6 +311,11 @@ def stage_fuse(state: SearchState) -> None:
     plan, jobs, rankings = state.plan, state.jobs, state.rankings
     state.tools, state.subtask_lists = _timed(state.trace, "fuse",
                                               lambda: _fuse(snap, plan, jobs, rankings, depth, state.config))
+    if not state.subtask_lists and len(plan.subtasks) > 1:
+        # The split gate found fragments, not needs: the request is searched (and reflected on) as one.
+        state.plan = plan.model_copy(update={"subtasks": [SubTask(text=plan.rewritten or state.query)]})
+        step = state.trace[-1]
+        state.trace[-1] = step.model_copy(update={"note": f"split gated: {len(plan.subtasks)} part(s) ranked as one"})
 
 
 def stage_rerank(state: SearchState) -> None:
@@ -446,6 +451,13 @@ def _fuse(
     groups: dict[int | None, list[list[CandidateScore]]] = {}
     for job, ranking in zip(jobs, rankings):
         groups.setdefault(job.subtask, []).append(ranking[0][:depth])
+    if config.split_gate is not None and plan.path != "llm" and None in groups:
+        whole = max((c.cosine for c in groups[None][0][:1]), default=0.0)
+        kept = [g for g, ranked in groups.items() if g is not None and ranked[0]
+                and (ranked[0][0].cosine >= whole - config.split_gate or ranked[0][0].score >= config.split_clear)]
+        if len(kept) < 2:  # not a multi-part request after all: the whole request's own ranking
+            return [_scored(snap, c) for c in groups[None][0][:k]], {}
+        groups = {g: groups[g] for g in [None, *kept]}
     order: list[int | None] = [None, *sorted(g for g in groups if g is not None)]
     lists: list[list[str]] = []
     best: list[dict[int, CandidateScore]] = []
@@ -459,6 +471,8 @@ def _fuse(
                 if cand.index not in top or cand.score > top[cand.index].score:
                     top[cand.index] = cand
         best.append(top)
+    own = {group: [_scored(snap, best[n][snap.index_of[t]]) for t in lists[n]]
+           for n, group in enumerate(order) if group is not None}
     head = [tool_id for tool_id, _ in reciprocal_rank_fusion(lists)]
     first = 0 if config.whole_query_budget else 1
     picked = budgeted_merge(lists[first:], k=k, head=head)
@@ -473,6 +487,4 @@ def _fuse(
         group = order[position]
         subtask = plan.subtasks[group].text if group is not None else None
         out.append(_scored(snap, best[position][index], subtask))
-    own = {group: [_scored(snap, best[n][snap.index_of[t]]) for t in lists[n]]
-           for n, group in enumerate(order) if group is not None}
     return out, own

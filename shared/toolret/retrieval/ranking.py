@@ -16,7 +16,8 @@ from toolret.index.dense import dense_scores
 from toolret.index.lexical import analyze
 from toolret.index.snapshot import Snapshot
 from toolret.retrieval.arguments import spot_arguments
-from toolret.retrieval.scoring import CandidateScore, FieldSignals, score_candidates
+from toolret.retrieval.evidence import query_evidence, registry_df
+from toolret.retrieval.scoring import CandidateScore, FieldSignals, evidence_score, score_candidates
 
 __all__ = ["named_tools", "rank_query", "top_n"]
 
@@ -82,12 +83,17 @@ def rank_query(
         pool.update(top_n(dense_all[f] + 1.0, mask, n).tolist())
     cands = np.array(sorted(pool), dtype=np.int64)
     args = spot_arguments(text)
+    evidence = 0.0
+    if config.evidence_slope:
+        ev = query_evidence(text, main_tokens, *registry_df(snap))
+        evidence = float(evidence_score(ev.oov_share, ev.n_ident))
     signals = FieldSignals(
         candidates=cands,
         lexical={f: lex_all[f][cands] for f in fields},
         lexical_bound={f: snap.lexical[f].upper_bound(tokens[f]) for f in fields},
         dense={f: dense_all[f][cands] for f in fields},
         present={f: snap.present[f][cands] for f in fields},
+        evidence=evidence,
     )
     query_words = set(tokenize(text, drop_stopwords=False))
     ranked = score_candidates(signals, snap.docs, config, args=args, query_words=query_words, name_matches=named, history=history)

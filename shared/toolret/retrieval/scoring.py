@@ -3,16 +3,16 @@
 S(q, t) = sum_f w_f * S_f(q, t) + b - P(q, t)                     (MFTR, eq. 1)
           (+ name_match_boost when the query names the tool, + history_weight * h(t),
            h from :mod:`toolret.retrieval.memory`)
-S_f     = lexical_weight * lex_f + (1 - lexical_weight) * dense_f
+S_f     = beta_q * lex_f + (1 - beta_q) * dense_f
 P       = scale * sum_p sigmoid(alpha * (tau - s_p)) * (w_req | w_opt)
 
-Normalisation, so BM25 and cosine combine sensibly:
-* ``lex_f``: the field's BM25 score divided by the best BM25 score any candidate got on
-  that field for this query (so the best lexical match of a field is 1, no match is 0);
-* ``dense_f``: the cosine similarity clipped to [0, 1]. MiniLM cosines are already on a
-  common scale across queries, and dividing by the maximum would turn a field where
-  nothing is relevant into one where something looks perfect.
-Field weights are renormalised over the fields a tool actually has.
+Normalisation (:func:`normalize_field`, ``RetrievalConfig.normalization``), so BM25 and cosine
+combine sensibly: by default each field's BM25 scores and cosines are z-scores over the query's
+own candidate pool, so a signal counts by how far it lifts a tool above the pool, whatever its
+raw scale on this query and registry (``bound``, the earlier absolute formula, and ``minmax`` are
+kept as options). ``beta_q`` follows the query's lexical evidence (:func:`query_beta`,
+:mod:`toolret.retrieval.evidence`). Field weights are renormalised over the fields a tool actually has.
+Every default was chosen leaving one dev set out (``toolret bench --lodo``, docs/method.md).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -27,7 +28,11 @@ from toolret.config import RetrievalConfig
 from toolret.documents.tool_doc import INDEX_FIELDS, ToolDoc
 from toolret.retrieval.arguments import SpottedArgument, param_satisfaction
 
-__all__ = ["FEATURE_NAMES", "CandidateScore", "FieldSignals", "parameter_penalty", "score_candidates"]
+__all__ = [
+    "FEATURE_NAMES", "CandidateScore", "FieldSignals", "evidence_score", "normalize_field", "parameter_penalty",
+    "pool_statistics",
+    "query_beta", "score_candidates",
+]
 
 
 @dataclass(frozen=True)
@@ -43,6 +48,8 @@ class FieldSignals:
     lexical_bound: dict[str, float]
     dense: dict[str, np.ndarray]
     present: dict[str, np.ndarray]
+    #: The query's lexical evidence (:func:`evidence_score`); 0 = neutral.
+    evidence: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -52,6 +59,9 @@ class CandidateScore:
     field_scores: dict[str, float]
     penalty: float
     features: tuple[float, ...] = ()
+    #: The candidate's best raw cosine over its fields: an absolute, query-comparable confidence
+    #: (the fused score is relative to the candidate pool), read by the balanced split gate.
+    cosine: float = 0.0
 
 
 #: The features a learned scorer weighs (toolret.retrieval.learn); "heuristic" is the MFTR score itself,
@@ -60,6 +70,93 @@ FEATURE_NAMES: tuple[str, ...] = (
     *(f"lex_{f}" for f in INDEX_FIELDS), *(f"dense_{f}" for f in INDEX_FIELDS), *(f"has_{f}" for f in INDEX_FIELDS),
     "penalty", "name_match", "history", "heuristic",
 )
+
+
+#: :func:`evidence_score`: the share of query words the registry knows, centred on a typical share
+#: of unknown words, plus identifier-like words (chosen leaving one dev set out; docs/method.md).
+EVIDENCE_OOV_CENTER = 0.3
+EVIDENCE_IDENT = 0.25
+
+
+def evidence_score(oov_share: Any, n_ident: Any) -> Any:
+    """How much lexical evidence a query carries, about 0 for a typical query (scalars or arrays).
+
+    Measured on the dev sets (per query, NDCG@10 with a lexical-heavy minus a dense-heavy
+    balance): the share of query words no tool contains is the clearest sign that exact matching
+    will fail (a paraphrase), identifier-like words a sign that it will work. IDF mass and argument
+    values did not predict it (toolret.retrieval.evidence keeps them for inspection).
+    """
+    oov = np.asarray(oov_share, dtype=np.float64)
+    return 2.0 * (EVIDENCE_OOV_CENTER - oov) + EVIDENCE_IDENT * np.minimum(n_ident, 2)
+
+
+def query_beta(beta: float, slope: float, evidence: float) -> float:
+    """The lexical share for one query: logit(beta_q) = logit(beta) + slope * evidence."""
+    if not slope or beta <= 0.0 or beta >= 1.0:
+        return beta
+    return _sigmoid(math.log(beta / (1.0 - beta)) + slope * float(evidence))
+
+
+def pool_statistics(signals: FieldSignals, fields: Sequence[str], config: RetrievalConfig) -> tuple[
+        tuple[float, float], tuple[float, float]]:
+    """(mean, sd) of BM25 and of cosine over every (candidate, field) pair of the query's pool.
+
+    Used by ``zscore`` for a field that fewer than ``min_field_pool`` candidates have: alone, a
+    tool with LLM-written questions would be the whole pool of that field and score 0 on it.
+    """
+    lex = [signals.lexical[f][signals.present[f]] for f in fields]
+    cos = [signals.dense[f][signals.present[f]] for f in fields]
+    lex_all = np.concatenate(lex).astype(np.float64) if lex else np.zeros(0)
+    cos_all = np.concatenate(cos).astype(np.float64) if cos else np.zeros(0)
+    lex_floor = config.lexical_sd_floor * max((signals.lexical_bound.get(f, 0.0) for f in fields), default=0.0)
+    if not len(lex_all):
+        return (0.0, lex_floor), (0.0, config.dense_sd_floor)
+    return ((float(lex_all.mean()), max(float(lex_all.std()), lex_floor)),
+            (float(cos_all.mean()), max(float(cos_all.std()), config.dense_sd_floor)))
+
+
+def normalize_field(
+    lexical: np.ndarray, dense: np.ndarray, present: np.ndarray, bound: float, config: RetrievalConfig,
+    shared: tuple[tuple[float, float], tuple[float, float]] | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """One field's BM25 and cosine of the candidates, made comparable (``config.normalization``).
+
+    * ``bound``: BM25 / the query's achievable BM25 (or the best candidate's, with
+      ``lexical_normalization="max"``), cosine clipped to [0, 1] — absolute scales;
+    * ``minmax``: each signal rescaled over the candidates that have the field, so the best
+      lexical and the best dense match of the pool both reach 1 and neither signal's spread
+      drowns the other (BM25 divided by max(best, ``lexical_floor`` x bound), 0 stays 0);
+    * ``zscore``: each signal standardised over those candidates (a signal's spread is taken as at
+      least ``dense_sd_floor`` / ``lexical_sd_floor`` x bound, so in a tiny or flat pool a
+      difference below that floor is not stretched into a whole standard deviation); a field that
+      fewer than ``min_field_pool`` candidates have is standardised with the statistics of all
+      the query's fields (``shared``, :func:`pool_statistics`).
+    """
+    lex = lexical.astype(np.float64)
+    cos = dense.astype(np.float64)
+    n = len(lex)
+    how = config.normalization
+    if how == "bound":
+        top = bound if config.lexical_normalization == "bound" else (float(lex.max()) if n else 0.0)
+        lex_norm = np.clip(lex / top, 0.0, 1.0) if top > 0 else np.zeros(n)
+        return lex_norm, np.clip(cos, 0.0, 1.0)
+    if not present.any():
+        return np.zeros(n), np.zeros(n)
+    if how == "minmax":
+        top = max(float(lex[present].max()), config.lexical_floor * bound)
+        lex_norm = np.clip(lex / top, 0.0, 1.0) if top > 0 else np.zeros(n)
+        low, high = float(cos[present].min()), float(cos[present].max())
+        dense_norm = (cos - low) / (high - low) if high > low else np.zeros(n)
+        return lex_norm, np.where(present, dense_norm, 0.0)
+    out = []
+    few = shared is not None and int(present.sum()) < config.min_field_pool
+    for i, (x, floor) in enumerate(((lex, config.lexical_sd_floor * bound), (cos, config.dense_sd_floor))):
+        if few:
+            mean, sd = shared[i]  # type: ignore[index]
+        else:
+            mean, sd = float(x[present].mean()), max(float(x[present].std()), floor)
+        out.append(np.where(present, (x - mean) / sd, 0.0) if sd > 0 else np.zeros(n))
+    return out[0], out[1]
 
 
 def _sigmoid(x: float) -> float:
@@ -100,12 +197,14 @@ def score_candidates(
 ) -> list[CandidateScore]:
     """MFTR scores of every candidate, best first (ties broken by knowledge-base order)."""
     weights = config.field_weights.as_dict()
-    beta = config.lexical_weight
+    beta = query_beta(config.lexical_weight, config.evidence_slope, signals.evidence)
     n = len(signals.candidates)
     combined = np.zeros(n, dtype=np.float64)
     weight_sum = np.zeros(n, dtype=np.float64)
     per_field: dict[str, np.ndarray] = {}
     zeros = np.zeros(n, dtype=np.float64)
+    shared = (pool_statistics(signals, [f for f in INDEX_FIELDS if f in signals.present], config)
+              if config.normalization == "zscore" else None)
     lex_cols: list[np.ndarray] = []
     dense_cols: list[np.ndarray] = []
     present_cols: list[np.ndarray] = []
@@ -117,13 +216,8 @@ def score_candidates(
             continue
         w = weights[field]
         present = signals.present[field]
-        lex = signals.lexical[field].astype(np.float64)
-        if config.lexical_normalization == "bound":
-            top = signals.lexical_bound.get(field, 0.0)
-        else:
-            top = float(lex.max()) if n else 0.0
-        lex_norm = np.clip(lex / top, 0.0, 1.0) if top > 0 else np.zeros(n)
-        dense = np.clip(signals.dense[field].astype(np.float64), 0.0, 1.0)
+        lex_norm, dense = normalize_field(signals.lexical[field], signals.dense[field], present,
+                                          signals.lexical_bound.get(field, 0.0), config, shared)
         s_f = np.where(present, beta * lex_norm + (1.0 - beta) * dense, 0.0)
         lex_cols.append(np.where(present, lex_norm, 0.0))
         dense_cols.append(np.where(present, dense, 0.0))
@@ -132,6 +226,9 @@ def score_candidates(
         combined += w * s_f
         weight_sum += np.where(present, w, 0.0)
     weight_sum[weight_sum == 0] = 1.0
+    raw_cos = np.zeros(n, dtype=np.float64)
+    for name in per_field:
+        raw_cos = np.maximum(raw_cos, np.where(signals.present[name], signals.dense[name], 0.0))
     base = combined / weight_sum + config.bias
 
     learned = np.asarray(config.learned.coef, dtype=np.float64) if config.learned is not None else None
@@ -152,6 +249,6 @@ def score_candidates(
             penalty / pen_scale, float(named), h, heuristic,
         )
         score = heuristic if learned is None else float(np.dot(learned, features))
-        results.append(CandidateScore(index, score, fields, round(penalty, 6), features))
+        results.append(CandidateScore(index, score, fields, round(penalty, 6), features, float(raw_cos[row])))
     results.sort(key=lambda c: (-c.score, c.index))
     return results

@@ -62,3 +62,24 @@ def test_reproduces_the_plain_baseline_of_the_restbench_tmdb_readme() -> None:
     assert m["ndcg@10"] == pytest.approx(0.443, abs=5e-4)
     assert m["completeness@5"] == pytest.approx(0.190, abs=5e-4)
     assert m["completeness@10"] == pytest.approx(0.300, abs=5e-4)
+
+
+def test_cosine_baseline_ranks_a_paraphrase_by_meaning(embedder) -> None:
+    from toolret.eval.baseline import CosineBaseline
+
+    cos = CosineBaseline(DOCS, embedder=embedder)
+    # No word of the query appears in any tool: BM25 has nothing, the embedding still finds it.
+    assert BM25Baseline(DOCS).scores("is it going to rain tomorrow").max() == 0
+    result = cos.search("is it going to rain tomorrow", k=3)
+    assert result.ids[0] == "get_weather"
+    assert result.tools[0].field_scores["cosine"] > result.tools[1].field_scores["cosine"]
+    assert cos.search("exchange rate of yen into pounds", k=1).ids == ["convert_currency"]
+
+
+def test_cosine_baseline_embeds_name_colon_description(embedder) -> None:
+    from toolret.eval.baseline import CosineBaseline
+
+    cos = CosineBaseline(DOCS[:1], embedder=embedder)
+    expected = embedder.embed(["get_weather: Current weather forecast for a city."])[0]
+    assert float(cos.scores("get_weather: Current weather forecast for a city.")[0]) == pytest.approx(1.0, abs=1e-5)
+    assert float(cos._matrix[0] @ expected) == pytest.approx(1.0, abs=1e-5)

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from toolret import (
+    FieldWeights,
     PenaltyConfig,
     RetrievalConfig,
     ToolDoc,
@@ -26,7 +28,8 @@ def _signals(n: int, **fields):
 
 def test_score_is_weighted_sum_of_hybrid_field_scores():
     cfg = RetrievalConfig.preset("fast").model_copy(
-        update={"lexical_weight": 0.5, "lexical_normalization": "max", "penalty": PenaltyConfig(enabled=False)}
+        update={"lexical_weight": 0.5, "lexical_normalization": "max", "penalty": PenaltyConfig(enabled=False),
+                "normalization": "bound", "field_weights": FieldWeights(description=0.35, parameters=0.25)}
     )
     docs = [ToolDoc(name="a", description="x"), ToolDoc(name="b", description="y")]
     sig = _signals(
@@ -47,7 +50,8 @@ def test_score_is_weighted_sum_of_hybrid_field_scores():
 
 
 def test_bound_normalization_divides_by_the_achievable_lexical_score():
-    cfg = RetrievalConfig.preset("fast").model_copy(update={"lexical_weight": 1.0, "penalty": PenaltyConfig(enabled=False)})
+    cfg = RetrievalConfig.preset("fast").model_copy(
+        update={"lexical_weight": 1.0, "penalty": PenaltyConfig(enabled=False), "normalization": "bound"})
     docs = [ToolDoc(name="a", description="x"), ToolDoc(name="b", description="y")]
     sig = _signals(
         2, lex_description=[2.0, 1.0], bound_description=4.0,
@@ -58,7 +62,8 @@ def test_bound_normalization_divides_by_the_achievable_lexical_score():
 
 
 def test_missing_fields_do_not_drag_a_tool_down():
-    cfg = RetrievalConfig.preset("fast").model_copy(update={"penalty": PenaltyConfig(enabled=False)})
+    cfg = RetrievalConfig.preset("fast").model_copy(
+        update={"penalty": PenaltyConfig(enabled=False), "normalization": "bound"})
     docs = [ToolDoc(name="sparse", description="x"), ToolDoc(name="rich", description="y")]
     sig = _signals(
         2,
@@ -104,3 +109,57 @@ def test_tool_with_unfillable_required_param_ranks_below_an_otherwise_equal_tool
     assert result.tools[1].penalty > result.tools[0].penalty
     result = kb.search("look up the customer record for jane@corp.com", k=2)
     assert result.ids == ["by_email", "by_id"]
+
+
+def _six(lex, dense, bound=30.0):
+    n = len(lex)
+    return _signals(n, lex_description=lex, dense_description=dense, bound_description=bound,
+                    has_parameters=[False] * n, has_response=[False] * n, has_examples=[False] * n)
+
+
+#: A pool of 20 candidates: tool 0 is the only one matching the query's words (BM25 8 where the
+#: rest get 0.2-0.7) with an ordinary cosine; tool 1 has the best cosine, by a little, and no word.
+POOL_LEX = [8.0, 0.0, 0.5, 0.4, 0.6, 0.5, 0.3, 0.7, 0.2, 0.5, 0.6, 0.4, 0.3, 0.5, 0.6, 0.2, 0.4, 0.5, 0.3, 0.6]
+POOL_DENSE = [0.36, 0.47, 0.15, 0.168, 0.185, 0.203, 0.221, 0.238, 0.256, 0.274, 0.291, 0.309, 0.326, 0.344,
+              0.362, 0.379, 0.397, 0.415, 0.432, 0.45]
+
+
+def test_pool_normalisation_ranks_a_strong_lexical_match_above_a_weak_dense_one():
+    docs = [ToolDoc(name=f"t{i}", description="x") for i in range(20)]
+    sig = _six(POOL_LEX, POOL_DENSE, bound=60.0)
+    no_pen = {"penalty": PenaltyConfig(enabled=False), "evidence_slope": 0.0, "lexical_weight": 0.35}
+    def top(normalization):
+        cfg = RetrievalConfig.preset("fast").model_copy(update={**no_pen, "normalization": normalization})
+        return score_candidates(sig, docs, cfg, args=[], query_words=set(), name_matches=set())[0].index
+    # On the absolute scale a long query's achievable BM25 (60) makes 8 look small: the dense tool wins.
+    assert top("bound") == 1
+    # Over the candidate pool, BM25 8 is an outlier and a 0.47 cosine only the top of an even spread.
+    assert top("zscore") == 0
+    assert top("minmax") == 0
+    assert RetrievalConfig.preset("fast").normalization == "zscore"
+
+
+def test_pool_normalisation_does_not_depend_on_the_scale_of_a_signal():
+    docs = [ToolDoc(name=f"t{i}", description="x") for i in range(6)]
+    cfg = RetrievalConfig.preset("fast").model_copy(update={"penalty": PenaltyConfig(enabled=False)})
+    lex, dense = [3.0, 0.0, 1.5, 0.4, 0.6, 2.5], [0.30, 0.45, 0.33, 0.31, 0.29, 0.32]
+    a = score_candidates(_six(lex, dense), docs, cfg, args=[], query_words=set(), name_matches=set())
+    b = score_candidates(_six([10 * x for x in lex], dense, bound=300.0), docs, cfg, args=[], query_words=set(),
+                         name_matches=set())
+    assert [c.index for c in a] == [c.index for c in b]
+    assert [c.score for c in a] == pytest.approx([c.score for c in b])
+    assert a[0].field_scores["description"] == pytest.approx(a[0].score)  # one field: S = S_description
+
+
+def test_lexical_share_follows_query_evidence():
+    docs = [ToolDoc(name=f"t{i}", description="x") for i in range(20)]
+    cfg = RetrievalConfig.preset("fast").model_copy(update={"penalty": PenaltyConfig(enabled=False)})
+    lex, dense = POOL_LEX, POOL_DENSE
+    def ranked(evidence):
+        return [c.index for c in score_candidates(
+            FieldSignals(**{**_six(lex, dense).__dict__, "evidence": evidence}), docs, cfg,
+            args=[], query_words=set(), name_matches=set())]
+    # The same pool: a paraphrase (words the registry lacks) trusts the embedding, an identifier-heavy
+    # query the exact match.
+    assert ranked(-3.0)[0] == 1
+    assert ranked(+3.0)[0] == 0

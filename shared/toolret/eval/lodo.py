@@ -1,0 +1,373 @@
+"""Leave one dataset out (docs/method.md, section 4b): choose defaults on all dev sets but one, score the one left out.
+
+``toolret bench --lodo`` runs this. Each dev set's raw signals are extracted once and cached
+(:mod:`toolret.eval.signals`); :func:`score_setting` then re-scores a parameter setting over the
+cached arrays in numpy — the same formula as :func:`toolret.retrieval.scoring.score_candidates` — so a grid
+of settings costs seconds per set, not a pipeline run each. For every fold the setting that does
+best on the other sets is chosen (:func:`choose`) and reported on the left-out set.
+
+A setting is a :class:`Setting`: the fusion's numbers (normalisation, lexical/dense balance and
+how it follows query evidence, field weights, candidate depth, name boost, penalty scale) plus the
+``k="auto"`` margin. :func:`grid` lists the settings searched; the shipped defaults are
+:func:`default_setting` (read from :meth:`toolret.config.RetrievalConfig.preset`).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from toolret.documents.tool_doc import INDEX_FIELDS
+from toolret.eval.signals import QUERY_FEATURES, DatasetSignals
+
+__all__ = ["FoldResult", "Setting", "choose", "default_setting", "grid", "lodo", "score_setting"]
+
+_F = len(INDEX_FIELDS)
+_LOG2 = 1.0 / np.log2(np.arange(2, 12))
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One point of the search: every number the fused score and ``k="auto"`` depend on."""
+
+    normalization: str = "minmax"      # "bound" (the old formula) | "minmax" | "zscore" | "rank"
+    beta: float = 0.5                  # lexical share at neutral evidence
+    evidence_slope: float = 0.0        # logit change of beta per unit of evidence (see evidence_of)
+    weights: tuple[float, ...] = (0.35, 0.25, 0.15, 0.25, 0.15, 0.25, 0.1)
+    depth: int = 50
+    name_boost: float = 0.2
+    penalty_scale: float = 0.05
+    lex_floor: float = 0.0             # minmax: lexical denominator >= lex_floor * query's BM25 bound
+    auto_margin: float = 0.08
+    lex_sd_floor: float = 0.0          # zscore: BM25 deviation floor, as a share of the query's BM25 bound
+    dense_sd_floor: float = 0.0        # zscore: cosine deviation floor
+    min_field_pool: int = 0            # zscore: a field fewer candidates have uses the query's shared statistics
+
+    def label(self) -> str:
+        w = "/".join(f"{x:g}" for x in self.weights)
+        return (f"{self.normalization} beta={self.beta:g} slope={self.evidence_slope:g} w={w} depth={self.depth} "
+                f"name={self.name_boost:g} pen={self.penalty_scale:g} floor={self.lex_floor:g} "
+                f"margin={self.auto_margin:g} sd_floor={self.lex_sd_floor:g}/{self.dense_sd_floor:g}")
+
+
+def evidence_of(qfeat: np.ndarray) -> np.ndarray:
+    """Per-query lexical evidence, centred near 0 (same formula as toolret.retrieval.scoring.evidence_score)."""
+    from toolret.retrieval.scoring import evidence_score
+
+    cols = {name: qfeat[:, i] for i, name in enumerate(QUERY_FEATURES)}
+    return evidence_score(cols["oov_share"], cols["n_ident"])
+
+
+def _zscore(x: np.ndarray, mask: np.ndarray, sd_floor: np.ndarray | float) -> np.ndarray:
+    """Standardise over the candidates that have the field, the deviation at least ``sd_floor``."""
+    n = np.maximum(mask.sum(axis=1, keepdims=True), 1)
+    mean = np.where(mask, x, 0.0).sum(axis=1, keepdims=True) / n
+    sd = np.sqrt(np.where(mask, (x - mean) ** 2, 0.0).sum(axis=1, keepdims=True) / n)
+    sd = np.maximum(sd, sd_floor)
+    return np.where(mask & (sd > 0), (x - mean) / np.where(sd > 0, sd, 1.0), 0.0)
+
+
+def _zscore_shared(x: np.ndarray, mask: np.ndarray, sd_floor: np.ndarray | float, min_n: int) -> np.ndarray:
+    """z-scores per field, but a field that fewer than ``min_n`` candidates have borrows the
+    mean and deviation of all the query's (candidate, field) values of that signal."""
+    per = _zscore(x, mask, sd_floor)
+    n_f = mask.sum(axis=1, keepdims=True)
+    n = np.maximum(mask.sum(axis=(1, 2), keepdims=True), 1)
+    mean = np.where(mask, x, 0.0).sum(axis=(1, 2), keepdims=True) / n
+    sd = np.sqrt(np.where(mask, (x - mean) ** 2, 0.0).sum(axis=(1, 2), keepdims=True) / n)
+    floor = np.asarray(sd_floor)
+    if floor.ndim == 3:
+        floor = floor.max(axis=2, keepdims=True)
+    sd = np.maximum(sd, floor)
+    shared = np.where(mask & (sd > 0), (x - mean) / np.where(sd > 0, sd, 1.0), 0.0)
+    return np.where(n_f < min_n, shared, per)
+
+
+def _normalise(x: np.ndarray, mask: np.ndarray, how: str) -> np.ndarray:
+    """Per query and field, over the candidates that have the field ([Q, C, F] arrays)."""
+    big = np.where(mask, x, np.inf).min(axis=1, keepdims=True)
+    top = np.where(mask, x, -np.inf).max(axis=1, keepdims=True)
+    big = np.where(np.isfinite(big), big, 0.0)
+    top = np.where(np.isfinite(top), top, 0.0)
+    if how == "minmax":
+        span = top - big
+        return np.where(mask & (span > 0), (x - big) / np.where(span > 0, span, 1.0), 0.0)
+    if how == "zscore":
+        n = np.maximum(mask.sum(axis=1, keepdims=True), 1)
+        mean = np.where(mask, x, 0.0).sum(axis=1, keepdims=True) / n
+        var = np.where(mask, (x - mean) ** 2, 0.0).sum(axis=1, keepdims=True) / n
+        sd = np.sqrt(var)
+        return np.where(mask & (sd > 0), (x - mean) / np.where(sd > 0, sd, 1.0), 0.0)
+    raise ValueError(how)
+
+
+def fused_scores(sig: DatasetSignals, s: Setting, beta_q: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(score [Q, C] with -inf outside the pool, pool mask) of setting ``s`` on cached signals."""
+    pool = sig.valid & (sig.rank < s.depth)
+    pres = sig.present & pool[:, :, None]
+    lex = sig.lex.astype(np.float64)
+    dense = sig.dense.astype(np.float64)
+    if s.normalization == "bound":
+        bound = sig.bound[:, None, :].astype(np.float64)
+        ln = np.where(bound > 0, np.clip(lex / np.where(bound > 0, bound, 1.0), 0.0, 1.0), 0.0)
+        dn = np.clip(dense, 0.0, 1.0)
+    elif s.normalization == "minmax":
+        dn = _normalise(dense, pres, "minmax")
+        top = np.where(pres, lex, 0.0).max(axis=1, keepdims=True)
+        denom = np.maximum(top, s.lex_floor * sig.bound[:, None, :])
+        ln = np.where(pres & (denom > 0), lex / np.where(denom > 0, denom, 1.0), 0.0)
+    elif s.normalization == "zscore":
+        ln = _zscore_shared(lex, pres, s.lex_sd_floor * sig.bound[:, None, :].astype(np.float64), s.min_field_pool)
+        dn = _zscore_shared(dense, pres, s.dense_sd_floor, s.min_field_pool)
+    else:
+        raise ValueError(s.normalization)
+    beta = np.full(lex.shape[0], s.beta)
+    if s.evidence_slope:
+        logit = math.log(max(s.beta, 1e-6) / max(1 - s.beta, 1e-6))
+        beta = 1.0 / (1.0 + np.exp(-(logit + s.evidence_slope * evidence_of(sig.qfeat))))
+    if beta_q is not None:
+        beta = beta_q
+    w = np.asarray(s.weights, dtype=np.float64)
+    per_field = np.where(pres, beta[:, None, None] * ln + (1 - beta[:, None, None]) * dn, 0.0)
+    num = (per_field * w).sum(axis=2)
+    den = (pres * w).sum(axis=2)
+    score = num / np.where(den > 0, den, 1.0)
+    score = score + s.name_boost * sig.named - s.penalty_scale * sig.penalty
+    return np.where(pool, score, -np.inf), pool
+
+
+def score_setting(sig: DatasetSignals, s: Setting, *, name_level: bool = False,
+                  beta_q: np.ndarray | None = None) -> dict[str, float]:
+    """Mean R@5, NDCG@10, C@10 and TRACC (of the k='auto' cut) of setting ``s`` on one set."""
+    score, _ = fused_scores(sig, s, beta_q)
+    rel, rel_group, group = sig.rel, sig.rel_group, sig.group
+    if score.shape[1] < 40:  # a small registry: pad with empty slots so every cut-off exists
+        extra = 40 - score.shape[1]
+        score = np.pad(score, ((0, 0), (0, extra)), constant_values=-np.inf)
+        rel = np.pad(rel, ((0, 0), (0, extra)))
+        rel_group = np.pad(rel_group, ((0, 0), (0, extra)))
+        group = np.pad(group, ((0, 0), (0, extra)), constant_values=-1)
+    order = np.argsort(-score, axis=1, kind="stable")[:, :40]
+    top_scores = np.take_along_axis(score, order, axis=1)
+    finite = np.isfinite(top_scores)
+    if name_level:
+        r5, nd, c10 = [], [], []
+        for qi in range(sig.n_queries):
+            seen: list[int] = []
+            hits: list[bool] = []
+            for j in range(order.shape[1]):
+                if not finite[qi, j]:
+                    break
+                g = int(group[qi, order[qi, j]])
+                if g in seen:
+                    continue
+                seen.append(g)
+                hits.append(bool(rel_group[qi, order[qi, j]]))
+                if len(seen) == 10:
+                    break
+            h = np.array(hits + [False] * (10 - len(hits)))
+            n = int(sig.n_rel_group[qi])
+            r5.append(h[:5].sum() / n)
+            nd.append((h * _LOG2).sum() / _LOG2[: min(n, 10)].sum())
+            c10.append(float(h.sum() >= n))
+        out = {"recall@5": float(np.mean(r5)), "ndcg@10": float(np.mean(nd)), "completeness@10": float(np.mean(c10))}
+    else:
+        top_hits = np.take_along_axis(rel, order[:, :10], axis=1) & finite[:, :10]
+        n_rel = sig.n_rel.astype(np.float64)
+        idcg = np.cumsum(_LOG2)[np.minimum(sig.n_rel, 10) - 1]
+        out = {
+            "recall@5": float((top_hits[:, :5].sum(axis=1) / n_rel).mean()),
+            "ndcg@10": float(((top_hits * _LOG2).sum(axis=1) / idcg).mean()),
+            "completeness@10": float((top_hits.sum(axis=1) >= sig.n_rel).mean()),
+        }
+    out["tracc"] = _tracc_auto(rel, sig.n_rel, order, top_scores, finite, s.auto_margin)
+    return out
+
+
+def _tracc_auto(rel: np.ndarray, n_rel: np.ndarray, order: np.ndarray, top: np.ndarray, finite: np.ndarray,
+                margin: float, max_k: int = 5) -> float:
+    """TRACC of k='auto' without sub-tasks: the tools within ``margin`` of the best, at most ``max_k``."""
+    keep = finite[:, :max_k] & (top[:, :max_k] >= top[:, :1] - margin)
+    b = keep.sum(axis=1)
+    hit = (np.take_along_axis(rel, order[:, :max_k], axis=1) & keep).sum(axis=1)
+    a = n_rel
+    union = a + b - hit
+    return float(((hit / a) * (1 - np.abs(b - a) / np.maximum(union, 1))).mean())
+
+
+def baseline_metrics(sig: DatasetSignals, method: str, *, name_level: bool = False) -> dict[str, float]:
+    key = f"{method}@name" if name_level else method
+    arr = sig.baselines[key]
+    return {"recall@5": float(arr[:, 0].mean()), "ndcg@10": float(arr[:, 1].mean()),
+            "completeness@10": float(arr[:, 2].mean())}
+
+
+# ----------------------------------------------------------------------------- choosing
+def objective(m: dict[str, float]) -> float:
+    """What a setting is chosen by on one set: the mean of R@5 and NDCG@10."""
+    return 0.5 * (m["recall@5"] + m["ndcg@10"])
+
+
+def evaluate_grid(sigs: Sequence[DatasetSignals], settings: Sequence[Setting]) -> np.ndarray:
+    """Objective of every setting on every set, [G, S]."""
+    out = np.zeros((len(settings), len(sigs)))
+    for gi, s in enumerate(settings):
+        for si, sig in enumerate(sigs):
+            out[gi, si] = objective(score_setting(sig, s))
+    return out
+
+
+def choose(table: np.ndarray, floor: np.ndarray, train: Sequence[int]) -> int:
+    """The setting with the best mean over ``train`` among those that lose on none of them.
+
+    "Lose" = below ``floor`` (the better single-signal baseline) on a training set; when every
+    setting loses somewhere, the one whose worst margin is largest.
+    """
+    sub = table[:, train]
+    margin = (sub - floor[train]).min(axis=1)
+    ok = margin >= 0
+    if ok.any():
+        mean = np.where(ok, sub.mean(axis=1), -np.inf)
+        return int(np.argmax(mean))
+    return int(np.argmax(margin))
+
+
+@dataclass
+class FoldResult:
+    left_out: str
+    setting: Setting
+    metrics: dict[str, float]
+    default_metrics: dict[str, float]
+    baselines: dict[str, dict[str, float]] = field(default_factory=dict)
+
+
+def lodo(sigs: Sequence[DatasetSignals], settings: Sequence[Setting], default: Setting) -> list[FoldResult]:
+    """For each set: choose on the others (:func:`choose`), score on it; plus the default's score."""
+    table = evaluate_grid(sigs, settings)
+    floor = np.array([max(objective(baseline_metrics(s, "bm25")), objective(baseline_metrics(s, "cosine")))
+                      for s in sigs])
+    out = []
+    for si, sig in enumerate(sigs):
+        train = [j for j in range(len(sigs)) if j != si]
+        best = settings[choose(table, floor, train)]
+        out.append(FoldResult(
+            left_out=sig.name, setting=best, metrics=score_setting(sig, best),
+            default_metrics=score_setting(sig, default),
+            baselines={m: baseline_metrics(sig, m) for m in ("bm25", "cosine")},
+        ))
+    return out
+
+
+# ----------------------------------------------------------------------------- the search space
+def default_setting(preset: str = "fast") -> Setting:
+    """The shipped defaults of ``preset`` as a :class:`Setting`."""
+    from toolret.config import RetrievalConfig
+
+    cfg = RetrievalConfig.preset(preset)
+    w = cfg.field_weights.as_dict()
+    return Setting(
+        normalization=cfg.normalization, beta=cfg.lexical_weight, evidence_slope=cfg.evidence_slope,
+        weights=tuple(w[f] for f in INDEX_FIELDS), depth=cfg.candidates_per_field,
+        name_boost=cfg.name_match_boost, penalty_scale=cfg.penalty.scale, lex_floor=cfg.lexical_floor,
+        auto_margin=cfg.auto_margin, lex_sd_floor=cfg.lexical_sd_floor, dense_sd_floor=cfg.dense_sd_floor,
+        min_field_pool=cfg.min_field_pool,
+    )
+
+
+def grid(base: Setting, **axes: Iterable[Any]) -> list[Setting]:
+    """Every combination of the values given per field of :class:`Setting`, from ``base``."""
+    names = list(axes)
+    return [replace(base, **dict(zip(names, combo))) for combo in itertools.product(*(list(axes[n]) for n in names))]
+
+
+# ----------------------------------------------------------------------------- the bench verb
+def search_space(base: Setting) -> list[Setting]:
+    """The settings ``toolret bench --lodo`` chooses among (every tunable the fusion has).
+
+    Kept small enough to score in seconds per set; each axis brackets the shipped value.
+    """
+    profiles = [
+        base.weights,
+        (0.35, 0.25, 0.15, 0.25, 0.15, 0.25, 0.1),   # the MFTR paper's heuristic defaults
+        (0.5, 0.25, 0.1, 0.15, 0.1, 0.15, 0.05),     # description-led
+    ]
+    out: list[Setting] = []
+    for norm in ("bound", "minmax", "zscore"):
+        for weights in dict.fromkeys(profiles):
+            out += grid(replace(base, normalization=norm, weights=weights, lex_floor=0.0),
+                        beta=(0.25, 0.35, 0.45), evidence_slope=(0.0, 0.5, 1.0, 1.5))
+    out += grid(base, depth=(25, 50, 100), name_boost=(0.0, 0.2, 0.5), penalty_scale=(0.0, 0.05, 0.1))
+    out += grid(base, lex_sd_floor=(0.0, 0.02, 0.05), dense_sd_floor=(0.0, 0.05), min_field_pool=(0, 5))
+    return list(dict.fromkeys(out))
+
+
+def choose_margin(sigs: Sequence[DatasetSignals], base: Setting, margins: Sequence[float], train: Sequence[int]) -> float:
+    """The ``k="auto"`` margin with the best mean TRACC over the multi-tool sets among ``train``
+    (all of ``train`` when none of them is multi-tool)."""
+    multi = [i for i in train if float(sigs[i].n_rel.mean()) > 1.2] or list(train)
+    scores = [np.mean([score_setting(sigs[i], replace(base, auto_margin=m))["tracc"] for i in multi]) for m in margins]
+    return float(margins[int(np.argmax(scores))])
+
+
+#: k="auto" margins tried (on the scale of the fused score).
+AUTO_MARGINS = (0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5)
+
+
+def run_lodo(root: str, out: str, *, limit: int | None, seed: int = 0) -> dict[str, Any]:
+    """Extract (or load) every dev set's signals, run the folds, print and return the tables."""
+    from pathlib import Path
+
+    from toolret.eval.scale import ComposedEmbedder
+    from toolret.eval.signals import load_or_extract
+    from toolret.eval.tables import format_table
+    from toolret.index.embedding import resolve_embedder
+
+    cache = Path(out) / "lodo"
+    embedder = ComposedEmbedder(resolve_embedder(None), cache_path=cache / "embeddings.npz")
+    folders = sorted(p for p in Path(root).iterdir() if (p / "tools.jsonl").is_file())
+    sigs = []
+    for folder in folders:
+        sigs.append(load_or_extract(folder, cache, embedder, limit=limit, seed=seed))
+        embedder.save()
+    default = default_setting("fast")
+    settings = [default, *search_space(default)]
+    folds = lodo(sigs, settings, default)
+    for si, fold in enumerate(folds):  # then the k="auto" margin, by TRACC, on the same training sets
+        train = [j for j in range(len(sigs)) if j != si]
+        fold.setting = replace(fold.setting, auto_margin=choose_margin(sigs, fold.setting, AUTO_MARGINS, train))
+        fold.metrics = score_setting(sigs[si], fold.setting)
+    rows: list[list[Any]] = []
+    for fold, sig in zip(folds, sigs):
+        b, c = fold.baselines["bm25"], fold.baselines["cosine"]
+        d, m = fold.default_metrics, fold.metrics
+        rows.append([fold.left_out, sig.n_queries, b["recall@5"], c["recall@5"], d["recall@5"], m["recall@5"],
+                     b["ndcg@10"], c["ndcg@10"], d["ndcg@10"], m["ndcg@10"], d["completeness@10"],
+                     m["completeness@10"], d["tracc"], m["tracc"]])
+        if sig.has_names:
+            bn, cn = baseline_metrics(sig, "bm25", name_level=True), baseline_metrics(sig, "cosine", name_level=True)
+            dn = score_setting(sig, default, name_level=True)
+            mn = score_setting(sig, fold.setting, name_level=True)
+            rows.append([f"{fold.left_out} (by name)", sig.n_queries, bn["recall@5"], cn["recall@5"], dn["recall@5"],
+                         mn["recall@5"], bn["ndcg@10"], cn["ndcg@10"], dn["ndcg@10"], mn["ndcg@10"],
+                         dn["completeness@10"], mn["completeness@10"], None, None])
+    headers = ["left out", "n", "R@5 bm25", "cos", "fast", "lodo", "NDCG@10 bm25", "cos", "fast", "lodo",
+               "C@10 fast", "lodo", "TRACC fast", "lodo"]
+    table = format_table(headers, rows)
+    margins = [(r[5] - max(r[2], r[3]), r[0]) for r in rows if not r[0].endswith("(by name)")]
+    worst = min(margins)
+    ids = list(zip(*[r for r in rows if not r[0].endswith("(by name)")]))
+    print("Leave one dataset out (fusion chosen on the other sets, scored on the one left out; "
+          "'fast' = the shipped defaults, chosen on all sets):")
+    print(table)
+    print(f"worst left-out set: {worst[1]} (R@5 {worst[0]:+.3f} over the better of bm25 and cosine); "
+          f"left-out mean R@5 {np.mean(ids[5]):.3f} vs cosine {np.mean(ids[3]):.3f}, bm25 {np.mean(ids[2]):.3f}")
+    for fold in folds:
+        print(f"  without {fold.left_out}: {fold.setting.label()}")
+    return {"table": table, "worst": worst[1], "folds": [
+        {"left_out": f.left_out, "setting": f.setting.label(), "metrics": f.metrics, "default": f.default_metrics,
+         "baselines": f.baselines} for f in folds]}

@@ -1,0 +1,106 @@
+"""Leave one dataset out: cached signals re-score exactly like the engine, and the fold protocol."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from toolret import RetrievalConfig, ToolKnowledgeBase
+from toolret.documents.tool_doc import INDEX_FIELDS
+from toolret.eval.datasets import load_dataset
+from toolret.eval.lodo import Setting, choose, default_setting, grid, score_setting
+from toolret.eval.signals import DatasetSignals, extract_signals, load_or_extract
+
+from .test_datasets import write_dataset
+
+TOOLS = [
+    {"id": "get_weather", "name": "get_weather", "description": "Current weather forecast for a city.",
+     "parameters": {"type": "object", "properties": {"city": {"type": "string", "description": "City name"}},
+                    "required": ["city"]}, "response": None, "examples": [], "category": None, "source": "t"},
+    {"id": "send_email", "name": "send_email", "description": "Send an email message to a recipient.",
+     "parameters": {"type": "object", "properties": {"to": {"type": "string", "description": "address"}},
+                    "required": ["to"]}, "response": None, "examples": [], "category": None, "source": "t"},
+    {"id": "convert_currency", "name": "convert_currency", "description": "Convert an amount of money.",
+     "parameters": None, "response": None, "examples": [], "category": None, "source": "t"},
+    {"id": "search_flights", "name": "search_flights", "description": "Search flights between two airports.",
+     "parameters": None, "response": None, "examples": [], "category": None, "source": "t"},
+    {"id": "book_hotel", "name": "book_hotel", "description": "Book a hotel room in a city for some nights.",
+     "parameters": None, "response": None, "examples": [], "category": None, "source": "t"},
+    {"id": "translate_text", "name": "translate_text", "description": "Translate text into another language.",
+     "parameters": None, "response": None, "examples": [], "category": None, "source": "t"},
+]
+QUERIES = [
+    {"id": "q1", "query": "what is the weather forecast in Paris", "relevant": ["get_weather"]},
+    {"id": "q2", "query": "send an email to bob@example.com", "relevant": ["send_email"]},
+    {"id": "q3", "query": "convert 100 dollars to euros", "relevant": ["convert_currency"]},
+    {"id": "q4", "query": "I need a room in Rome for 3 nights and a flight there",
+     "relevant": ["book_hotel", "search_flights"]},
+    {"id": "q5", "query": "say this in French", "relevant": ["translate_text"]},
+]
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_dataset(tmp_path_factory.mktemp("lodo") / "tiny", TOOLS, QUERIES)
+
+
+def _setting_of(cfg: RetrievalConfig) -> Setting:
+    w = cfg.field_weights.as_dict()
+    return Setting(normalization=cfg.normalization, beta=cfg.lexical_weight, evidence_slope=cfg.evidence_slope,
+                   weights=tuple(w[f] for f in INDEX_FIELDS), depth=cfg.candidates_per_field,
+                   name_boost=cfg.name_match_boost, penalty_scale=cfg.penalty.scale, lex_floor=cfg.lexical_floor,
+                   auto_margin=cfg.auto_margin, lex_sd_floor=cfg.lexical_sd_floor, dense_sd_floor=cfg.dense_sd_floor,
+                   min_field_pool=cfg.min_field_pool)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("normalization", ["bound", "minmax", "zscore"])
+def test_cached_signals_rescore_like_the_engine(tiny: Path, embedder, normalization: str) -> None:
+    """The numpy re-scoring of a setting gives the engine's own ranking, query by query."""
+    dataset = load_dataset(tiny)
+    sig = extract_signals(dataset, embedder, limit=None)
+    cfg = RetrievalConfig.preset("fast").model_copy(
+        update={"normalization": normalization, "lexical_weight": 0.6, "evidence_slope": 1.0, "lexical_floor": 0.3})
+    kb = ToolKnowledgeBase(None, embedder=embedder, config=cfg)
+    kb.add(dataset.tool_docs())
+    from toolret.eval.lodo import fused_scores
+
+    scores, _ = fused_scores(sig, _setting_of(cfg))
+    for qi, query in enumerate(dataset.queries):
+        engine = [t.score for t in kb.search(query.query, k=len(TOOLS)).tools]
+        cached = np.sort(scores[qi][np.isfinite(scores[qi])])[::-1][: len(engine)]
+        assert np.allclose(engine, cached, atol=1e-5), query.query
+    engine_r5 = np.mean([len(set(q.relevant) & set(kb.search(q.query, k=5).ids)) / len(q.relevant)
+                         for q in dataset.queries])
+    assert score_setting(sig, _setting_of(cfg))["recall@5"] == pytest.approx(engine_r5)
+
+
+@pytest.mark.slow
+def test_signals_are_cached_and_reloaded(tiny: Path, tmp_path: Path, embedder) -> None:
+    first = load_or_extract(tiny, tmp_path, embedder, limit=None)
+    files = list(tmp_path.glob("tiny-*.npz"))
+    assert len(files) == 1
+    again = DatasetSignals.load(files[0])
+    assert again is not None and again.n_queries == first.n_queries == len(QUERIES)
+    assert np.array_equal(again.lex, first.lex) and set(again.baselines) == set(first.baselines)
+
+
+def test_choose_maximises_the_training_mean_without_losing_on_a_training_set() -> None:
+    # rows: settings; columns: sets. Setting 0 has the best mean but loses on set 1 (below its floor).
+    table = np.array([[0.9, 0.4, 0.9], [0.7, 0.6, 0.7], [0.5, 0.5, 0.5]])
+    floor = np.array([0.5, 0.5, 0.5])
+    assert choose(table, floor, [0, 1]) == 1
+    assert choose(table, floor, [0, 2]) == 0  # set 1 left out: nothing is lost on the others
+    assert choose(np.array([[0.1, 0.2], [0.3, 0.1]]), np.array([0.5, 0.5]), [0, 1]) == 0  # all lose: least worst
+
+
+def test_grid_and_default_setting_read_the_config() -> None:
+    base = default_setting("fast")
+    cfg = RetrievalConfig.preset("fast")
+    assert base.beta == cfg.lexical_weight and base.depth == cfg.candidates_per_field
+    points = grid(base, beta=(0.2, 0.4), depth=(10, 20, 30))
+    assert len(points) == 6 and {p.depth for p in points} == {10, 20, 30}
+    assert replace(base, beta=0.2, depth=10) in points
