@@ -116,3 +116,11 @@ def test_each_model_has_its_own_embedding_cache_and_the_floor_is_measured(embedd
     floor = embedding_floor(embedder, [EvalQuery(id=str(i), query=f"weather in city {i}", relevant=["x"])
                                        for i in range(5)])
     assert 0 < floor["p50"] <= floor["p95"]
+
+
+def test_peak_rss_is_this_process_own_and_at_least_its_current_rss():
+    from toolret.eval.scale_bench import _peak_rss_mb
+
+    with open("/proc/self/status") as status:
+        current = next(int(line.split()[1]) for line in status if line.startswith("VmRSS:")) / 1024.0
+    assert _peak_rss_mb() >= current > 0

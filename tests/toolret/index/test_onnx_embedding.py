@@ -132,3 +132,13 @@ def test_a_default_search_loads_neither_torch_nor_sentence_transformers(tmp_path
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["get_weather", "False", "False"]
+
+
+def test_long_texts_go_in_smaller_batches():
+    from toolret.index.onnx_embedding import TOKEN_BUDGET, _batches
+
+    lengths = [10] * 40 + [256] * 9
+    batches = _batches(list(range(len(lengths))), lengths, 32)
+    assert [len(b) for b in batches] == [32, 8, TOKEN_BUDGET // 256, 1]
+    assert sorted(i for b in batches for i in b) == list(range(len(lengths)))
+    assert all(len(b) * max(lengths[i] for i in b) <= TOKEN_BUDGET for b in batches if len(b) > 1)
