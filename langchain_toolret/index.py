@@ -46,13 +46,15 @@ from toolret.index.live_tools import LiveTools
 from toolret.index.persistence import registry_hash
 from toolret.retrieval.pipeline import SearchState
 
-__all__ = ["FOLLOW_UP_MIN_SCORE", "ToolIndex"]
+__all__ = ["FOLLOW_UP_MIN_SIMILARITY", "ToolIndex"]
 
 logger = logging.getLogger("toolret")
 
-#: A message whose best tool scores below this does not retrieve well on its own (a follow-up
-#: such as "and in Rome?"); its earlier turns are then searched too (fast-preset scores).
-FOLLOW_UP_MIN_SCORE = 0.2
+#: A message whose best tool's similarity (``ScoredTool.similarity``: the raw query-to-field
+#: cosine, comparable across queries, unlike the pool-relative score) is below this does not
+#: retrieve well on its own (a follow-up such as "and in Rome?"); its earlier turns are then
+#: searched too, and only its own tools at least this similar keep their places.
+FOLLOW_UP_MIN_SIMILARITY = 0.25
 
 
 class ToolIndex:
@@ -264,7 +266,7 @@ class ToolIndex:
 
         The latest user message is searched on its own. Only when it is a follow-up — it
         refers back (:func:`~langchain_toolret.conversation.refers_back`) or its best tool
-        scores under :data:`FOLLOW_UP_MIN_SCORE` — is it searched again with the earlier user
+        matches under :data:`FOLLOW_UP_MIN_SIMILARITY` — is it searched again with the earlier user
         messages as context, and the context's tools then fill the places its own
         well-scored tools leave (all places, when none scores well). The trace says which.
         """
@@ -291,13 +293,13 @@ class ToolIndex:
 
     @staticmethod
     def _is_follow_up(query: str, own: SearchResult) -> bool:
-        best = own.tools[0].score if own.tools else 0.0
-        return refers_back(query) or best < FOLLOW_UP_MIN_SCORE
+        best = max((t.similarity for t in own.tools), default=0.0)
+        return refers_back(query) or best < FOLLOW_UP_MIN_SIMILARITY
 
     @staticmethod
     def _with_context(own: SearchResult, context: str, k: K, extra: SearchResult) -> SearchResult:
         start = time.perf_counter()
-        keep = [t for t in own.tools if t.score >= FOLLOW_UP_MIN_SCORE]
+        keep = [t for t in own.tools if t.similarity >= FOLLOW_UP_MIN_SIMILARITY]
         merged = list(keep)
         for scored in [*extra.tools, *own.tools]:
             if all(t.id != scored.id for t in merged):

@@ -170,6 +170,11 @@ class RetrievalConfig(BaseModel):
     )
     candidates_per_field: int = Field(default=50, ge=1, le=10_000)
     name_match_boost: float = Field(default=0.2, ge=0)
+    exact_name_boost: float = Field(
+        default=3.0, ge=0,
+        description="Added when the whole query is a tool's name or id (an agent asking for a tool by name, "
+        "as LlamaIndex agents do): on the pool-relative scale, enough to put that tool first.",
+    )
     penalty: PenaltyConfig = Field(default_factory=PenaltyConfig)
     planner: Literal["none", "offline", "llm"] = Field(
         default="none",

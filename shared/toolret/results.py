@@ -24,6 +24,10 @@ class ScoredTool(BaseModel):
     field_scores: dict[str, float] = Field(default_factory=dict)
     penalty: float = 0.0
     subtask: str | None = None
+    #: The best raw cosine between the query and any of the tool's fields: unlike ``score``
+    #: (relative to this query's candidate pool), comparable across queries, so "does this
+    #: request match any tool well at all?" can be asked of it.
+    similarity: float = 0.0
 
 
 class TraceStep(BaseModel):

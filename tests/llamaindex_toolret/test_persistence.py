@@ -105,12 +105,10 @@ def test_unreadable_manifest_is_a_knowledge_base_error(tmp_path):
 
 def test_warmup_loads_the_model_before_the_first_request(tmp_path, embedder):
     """Reopened with nothing to embed, the model is not loaded; warmup() loads it and runs one search."""
-    from toolret.index.embedding import SentenceTransformerEmbedder
-
     ToolObjectIndex.from_objects(agent_tools(), embedder=embedder).persist(tmp_path / "store")
-    cold = SentenceTransformerEmbedder()
+    cold = type(embedder)()  # the same (default ONNX) model, not loaded yet
     loaded = ToolObjectIndex.from_persist_dir(tmp_path / "store", objects=agent_tools(), embedder=cold)
-    assert cold._model is None and cold.texts_embedded == 0
+    assert cold._session is None and cold.texts_embedded == 0
     seconds = loaded.warmup()
-    assert cold._model is not None and cold.texts_embedded >= 1 and seconds > 0
+    assert cold._session is not None and cold.texts_embedded >= 1 and seconds > 0
     assert loaded.as_retriever(similarity_top_k=1).retrieve("weather in Paris")[0].metadata.name == "get_weather"

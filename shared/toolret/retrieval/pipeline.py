@@ -180,7 +180,7 @@ def _scored(snap: Snapshot, cand: CandidateScore, subtask: str | None = None) ->
     doc = snap.docs[cand.index]
     return ScoredTool(
         id=doc.id, name=doc.name, score=round(cand.score, 6),
-        field_scores=cand.field_scores, penalty=cand.penalty, subtask=subtask,
+        field_scores=cand.field_scores, penalty=cand.penalty, subtask=subtask, similarity=round(cand.cosine, 6),
     )
 
 

@@ -47,6 +47,7 @@ _BLOB = re.compile(
     r"|[^\w\s]{16,}"                                         # punctuation runs: separators, ASCII art
 )
 _SPACE = re.compile(r"\s+")
+_SENTENCES = re.compile(r"(?<=[.!?])\s+")
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+")
 
 
@@ -111,6 +112,12 @@ def informative_query(query: str, max_chars: int) -> QueryText:
     if not text:  # nothing but a blob: search its head rather than nothing
         text = _cut_at_word(_SPACE.sub(" ", original), min(max_chars, 256))
         notes = ["the query is only a blob; kept its first characters"]
+    if len(text) > max_chars:  # a pasted log or report repeats itself: each sentence once
+        sentences = [s for s in _SENTENCES.split(text) if s]
+        unique = list(dict.fromkeys(sentences))
+        if len(unique) < len(sentences):
+            text = " ".join(unique)
+            notes.append(f"dropped {len(sentences) - len(unique)} repeated sentence(s)")
     if len(text) > max_chars:
         last = _last_sentence(text)
         with_last = bool(last) and len(last) < max_chars * (1 - _HEAD_SHARE)

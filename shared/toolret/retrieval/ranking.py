@@ -96,5 +96,8 @@ def rank_query(
         evidence=evidence,
     )
     query_words = set(tokenize(text, drop_stopwords=False))
-    ranked = score_candidates(signals, snap.docs, config, args=args, query_words=query_words, name_matches=named, history=history)
+    whole = text.strip().lower()
+    exact = {i for i in named if whole in (snap.docs[i].name.lower(), snap.docs[i].id.lower())}
+    ranked = score_candidates(signals, snap.docs, config, args=args, query_words=query_words, name_matches=named,
+                              exact_matches=exact, history=history)
     return ranked, len(cands), len(args)

@@ -193,6 +193,7 @@ def score_candidates(
     args: list[SpottedArgument],
     query_words: set[str],
     name_matches: set[int],
+    exact_matches: frozenset[int] | set[int] = frozenset(),
     history: dict[int, float] | None = None,
 ) -> list[CandidateScore]:
     """MFTR scores of every candidate, best first (ties broken by knowledge-base order)."""
@@ -240,6 +241,8 @@ def score_candidates(
         named = index in name_matches
         h = history.get(index, 0.0) if history else 0.0
         heuristic = float(base[row]) + (config.name_match_boost if named else 0.0) + config.history_weight * h - penalty
+        if index in exact_matches:
+            heuristic += config.exact_name_boost
         fields = {f: round(float(s_f[row]), 6) for f, s_f in per_field.items() if signals.present[f][row]}
         if h:
             fields["history"] = h

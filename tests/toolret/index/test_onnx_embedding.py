@@ -36,8 +36,14 @@ REQUESTS = [
 ]
 
 
-#: Scores the two paths may give one tool apart; measured here: at most 0.004 (scores span 0.15-0.6).
-NEAR_TIE = 0.01
+#: Share of a score by which the two paths may give one tool apart. Scores are in pool standard
+#: deviations (z-scored fusion), which magnify a 0.999-cosine difference: measured here at most
+#: 1.9 % (0.035 on a score of 1.9).
+NEAR_TIE = 0.025
+
+
+def _near(a: float, b: float) -> bool:
+    return abs(a - b) < NEAR_TIE * max(1.0, abs(a), abs(b))
 
 
 def _registry() -> list:
@@ -94,9 +100,9 @@ def test_onnx_and_torch_paths_rank_a_small_registry_the_same(torch_embedder: Sen
             for rank, (mine, theirs) in enumerate(zip(onnx, torch.values())):
                 # Same tool at each rank, or two tools whose scores are a near-tie in both paths.
                 swaps += mine.id != theirs.id
-                assert mine.id == theirs.id or abs(mine.score - theirs.score) < NEAR_TIE, (request, rank)
+                assert mine.id == theirs.id or _near(mine.score, theirs.score), (request, rank)
                 if mine.id in torch:
-                    assert abs(mine.score - torch[mine.id].score) < NEAR_TIE, (request, mine.id)
+                    assert _near(mine.score, torch[mine.id].score), (request, mine.id)
         assert swaps <= 8  # of 50 ranks; measured: 6 (three near-tie swaps, each counted at both ranks)
     finally:
         by_onnx.close()

@@ -38,12 +38,19 @@ def test_long_identifiers_are_not_blobs() -> None:
 
 
 def test_an_over_long_text_keeps_its_head_and_its_last_sentence() -> None:
-    document = "The quarterly report covers revenue and costs. " * 500
+    document = "".join(f"The quarterly report covers revenue and costs of unit {i}. " for i in range(500))
     query = f"{document}Which tool converts this report to PDF?"
     text = informative_query(query, 2_000)
     assert len(text.text) <= 2_000
     assert text.text.startswith("The quarterly report") and text.text.endswith("Which tool converts this report to PDF?")
     assert "and the last sentence" in text.note and f"from {len(query)} to" in text.note
+
+
+def test_a_pasted_text_that_repeats_itself_is_read_once() -> None:
+    query = "The quarterly report covers revenue and costs. " * 500 + "Which tool converts this report to PDF?"
+    text = informative_query(query, 2_000)
+    assert text.text == "The quarterly report covers revenue and costs. Which tool converts this report to PDF?"
+    assert "dropped 499 repeated sentence(s)" in text.note
 
 
 def test_a_blob_only_query_keeps_its_head() -> None:
