@@ -24,18 +24,24 @@ def definition(doc, description: str) -> str:
 
 def main(root: str) -> None:
     print(f"{'registry':20} {'tools':>6} {'desc raw':>9} {'desc card':>9} {'def raw':>8} {'def card':>8} {'saved':>6}")
-    registries = [(f.name, load_dataset(f).tool_docs())
-                  for f in sorted(p for p in Path(root).iterdir() if (p / "tools.jsonl").is_file())]
+    registries = [
+        (f.name, load_dataset(f).tool_docs())
+        for f in sorted(p for p in Path(root).iterdir() if (p / "tools.jsonl").is_file())
+    ]
     registries.append(("python stdlib", stdlib_tools()))
     for name, docs in registries:
-        cards = [d.model_copy(update={"expansion": d.expansion.model_copy(update={"card": offline_card(d).model_dump()})})
-                 for d in docs]
+        cards = [
+            d.model_copy(update={"expansion": d.expansion.model_copy(update={"card": offline_card(d).model_dump()})})
+            for d in docs
+        ]
         raw_desc = [tokens(d.description) for d in docs]
         card_desc = [tokens(agent_description(c)) for c in cards]
         raw_def = sum(tokens(definition(d, d.description)) for d in docs)
         card_def = sum(tokens(definition(c, agent_description(c))) for c in cards)
-        print(f"{name:20} {len(docs):6} {statistics.mean(raw_desc):9.1f} {statistics.mean(card_desc):9.1f} "
-              f"{raw_def / len(docs):8.1f} {card_def / len(docs):8.1f} {1 - card_def / raw_def:6.1%}")
+        print(
+            f"{name:20} {len(docs):6} {statistics.mean(raw_desc):9.1f} {statistics.mean(card_desc):9.1f} "
+            f"{raw_def / len(docs):8.1f} {card_def / len(docs):8.1f} {1 - card_def / raw_def:6.1%}"
+        )
 
 
 if __name__ == "__main__":

@@ -25,14 +25,18 @@ from langchain_toolret.testing import ModelCall, ScriptedChatModel, tool_call
 TURNS = [
     ("How many days does February 2028 have?", "calendar_monthrange", {"year": 2028, "month": 2}),
     ("Give me a random integer between 1 and 6.", "random_randint", {"a": 1, "b": 6}),
-    ("Which word in ['graph', 'giraffe', 'grape'] is most similar to 'grap'? Search for a tool if needed.",
-     "difflib_get_close_matches", {"word": "grap", "possibilities": ["graph", "giraffe", "grape"]}),
+    (
+        "Which word in ['graph', 'giraffe', 'grape'] is most similar to 'grap'? Search for a tool if needed.",
+        "difflib_get_close_matches",
+        {"word": "grap", "possibilities": ["graph", "giraffe", "grape"]},
+    ),
 ]
 
 
 def scripted_model() -> ScriptedChatModel:
     """A scripted policy: use the tool the request needs when bound, else search for it; answer
     once a tool has run."""
+
     def policy(call: ModelCall) -> AIMessage:
         last = call.messages[-1]
         request = next(m for m in reversed(call.messages) if m.type == "human").text
@@ -52,8 +56,15 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     tools = stdlib_langchain_tools()
     scripted = scripted_model()
-    agent = create_agent(chat_model(args.model, scripted), tools, max_tools=4, seed_k=2, search_k=3,
-                         system_prompt="Answer with the tools. Be brief.", checkpointer=InMemorySaver())
+    agent = create_agent(
+        chat_model(args.model, scripted),
+        tools,
+        max_tools=4,
+        seed_k=2,
+        search_k=3,
+        system_prompt="Answer with the tools. Be brief.",
+        checkpointer=InMemorySaver(),
+    )
     config = {"configurable": {"thread_id": "agentic-demo"}}
     print(f"{len(tools)} tools; at most 4 bound at a time (plus search_tools). Indexing on the first call...")
     for request, _, _ in TURNS:

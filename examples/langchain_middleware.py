@@ -26,8 +26,10 @@ from langchain_toolret.testing import ModelCall, ScriptedChatModel, tool_call
 TURNS = [
     "What is the factorial of 12?",
     "In how many ways can I choose 3 books out of 10?",
-    ("Which of 'ape', 'apple' and 'peach' is closest to the misspelled word 'appel'? "
-     "If you lack a suitable tool, search for one."),
+    (
+        "Which of 'ape', 'apple' and 'peach' is closest to the misspelled word 'appel'? "
+        "If you lack a suitable tool, search for one."
+    ),
 ]
 
 
@@ -36,17 +38,22 @@ def _call_if_bound(name: str, **args: object):
         if name in call.tool_names:
             return tool_call(name, **args)
         return tool_call("search_tools", query=name.replace("_", " "))
+
     return reply
 
 
 def scripted_model() -> ScriptedChatModel:
-    return ScriptedChatModel(replies=[
-        _call_if_bound("math_factorial", n=12), "12! = 479001600.",
-        _call_if_bound("math_comb", n=10, k=3), "120 ways.",
-        tool_call("search_tools", query="find the closest matching words to a misspelled word"),
-        _call_if_bound("difflib_get_close_matches", word="appel", possibilities=["ape", "apple", "peach"]),
-        "'apple' is the closest.",
-    ])
+    return ScriptedChatModel(
+        replies=[
+            _call_if_bound("math_factorial", n=12),
+            "12! = 479001600.",
+            _call_if_bound("math_comb", n=10, k=3),
+            "120 ways.",
+            tool_call("search_tools", query="find the closest matching words to a misspelled word"),
+            _call_if_bound("difflib_get_close_matches", word="appel", possibilities=["ape", "apple", "peach"]),
+            "'apple' is the closest.",
+        ]
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -57,8 +64,13 @@ def main(argv: list[str] | None = None) -> int:
     scripted = scripted_model()
     model = chat_model(args.model, scripted)
     selector = ToolSelectionMiddleware(k=4, always_include=["time_time"], search_tool=True, search_k=3)
-    agent = create_agent(model, tools=tools, middleware=[selector], checkpointer=InMemorySaver(),
-                         system_prompt="Use the tools to answer. Be brief.")
+    agent = create_agent(
+        model,
+        tools=tools,
+        middleware=[selector],
+        checkpointer=InMemorySaver(),
+        system_prompt="Use the tools to answer. Be brief.",
+    )
     print(f"{len(tools)} tools given to create_agent; indexing them on the first model call...")
     config = {"configurable": {"thread_id": "demo"}}
     for turn in TURNS:

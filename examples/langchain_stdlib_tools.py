@@ -77,20 +77,23 @@ def stdlib_langchain_tools() -> list[StructuredTool]:
     tools = []
     for doc in stdlib_tools():
         schema = doc.input_schema or {"type": "object", "properties": {}}
-        tools.append(StructuredTool(
-            name=doc.name.replace(".", "_"),
-            description=doc.description or doc.name,
-            args_schema={"title": doc.name.replace(".", "_"), **schema},
-            func=_runner(doc),
-        ))
+        tools.append(
+            StructuredTool(
+                name=doc.name.replace(".", "_"),
+                description=doc.description or doc.name,
+                args_schema={"title": doc.name.replace(".", "_"), **schema},
+                func=_runner(doc),
+            )
+        )
     return tools
 
 
 def model_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--model", default=os.environ.get("TOOLRET_EXAMPLE_MODEL"),
+        "--model",
+        default=os.environ.get("TOOLRET_EXAMPLE_MODEL"),
         help="a real chat model for init_chat_model, e.g. openai:gpt-4o-mini (default: $TOOLRET_EXAMPLE_MODEL, "
-             "else an offline scripted model)",
+        "else an offline scripted model)",
     )
 
 

@@ -36,19 +36,35 @@ from langchain_toolret.condensed import CondensedTools
 from langchain_toolret.testing import ModelCall, ScriptedChatModel, tool_call
 
 REQUESTS = [
-    "what is the factorial of 12?", "give me the median of these exam scores: 71, 88, 93, 64",
-    "split a file path into its directory and file name", "parse this JSON string into a Python object",
-    "wrap a long paragraph to 60 characters per line", "copy a whole directory tree to a backup folder",
-    "pick a random element from a list", "how many days are there in February 2028?",
-    "compute the SHA-256 digest of some bytes", "check whether 'report_*.csv' matches report_2024.csv",
-    "round 7.3 up to the next integer", "what is the cosine of 0.5 radians?",
-    "encode these bytes as base64", "generate a random UUID", "is 192.168.1.10 a private address?",
-    "quote a string for use in a URL", "find words close to 'appel' in a word list",
-    "what is the current time as a timestamp?", "list files matching *.txt in a folder",
-    "get the standard deviation of a sample", "escape HTML special characters in a string",
-    "remove common leading whitespace from a text block", "convert RGB colour to HSV",
-    "is 'lambda' a Python keyword?", "compress some bytes with zlib", "what is the greatest common divisor of 84 and 36?",
-    "get the size of a file in bytes", "create a temporary directory", "shuffle a list in place",
+    "what is the factorial of 12?",
+    "give me the median of these exam scores: 71, 88, 93, 64",
+    "split a file path into its directory and file name",
+    "parse this JSON string into a Python object",
+    "wrap a long paragraph to 60 characters per line",
+    "copy a whole directory tree to a backup folder",
+    "pick a random element from a list",
+    "how many days are there in February 2028?",
+    "compute the SHA-256 digest of some bytes",
+    "check whether 'report_*.csv' matches report_2024.csv",
+    "round 7.3 up to the next integer",
+    "what is the cosine of 0.5 radians?",
+    "encode these bytes as base64",
+    "generate a random UUID",
+    "is 192.168.1.10 a private address?",
+    "quote a string for use in a URL",
+    "find words close to 'appel' in a word list",
+    "what is the current time as a timestamp?",
+    "list files matching *.txt in a folder",
+    "get the standard deviation of a sample",
+    "escape HTML special characters in a string",
+    "remove common leading whitespace from a text block",
+    "convert RGB colour to HSV",
+    "is 'lambda' a Python keyword?",
+    "compress some bytes with zlib",
+    "what is the greatest common divisor of 84 and 36?",
+    "get the size of a file in bytes",
+    "create a temporary directory",
+    "shuffle a list in place",
     "compute the logarithm base 2 of 1024",
 ]
 
@@ -72,9 +88,11 @@ class _Clock(AgentMiddleware):
 
 def _model(n_requests: int) -> ScriptedChatModel:
     """Per request: call the first offered tool (a tool loop), then answer."""
+
     def act(call: ModelCall) -> AIMessage:
         names = [n for n in call.tool_names if n != "search_tools"]
         return tool_call(names[0]) if names else AIMessage("no tool")
+
     return ScriptedChatModel(replies=[r for _ in range(n_requests) for r in (act, "done")])
 
 
@@ -92,8 +110,9 @@ def _selector_run(tools: list[Any], k: int, **options: Any) -> tuple[dict[str, A
     inner: list[float] = []
     selected = _model(len(REQUESTS))
     selector = ToolSelectionMiddleware(k=k, **options)
-    agent = create_langchain_agent(selected, tools=tools, middleware=[
-        _Clock("clock_outer", outer), selector, _Clock("clock_inner", inner)])
+    agent = create_langchain_agent(
+        selected, tools=tools, middleware=[_Clock("clock_outer", outer), selector, _Clock("clock_inner", inner)]
+    )
     _run(agent, REQUESTS)
     ms = [(b - a) * 1000 for a, b in zip(outer, inner)]
     new_turn, pinned = ms[0::2], ms[1::2]
@@ -111,8 +130,9 @@ def _selector_run(tools: list[Any], k: int, **options: Any) -> tuple[dict[str, A
 def _agentic_run(tools: list[Any], kb: Any, **options: Any) -> dict[str, Any]:
     """All requests in one conversation, so the bound set fills up to its cap."""
     agentic = _model(len(REQUESTS))
-    agent = create_agent(agentic, tools, max_tools=10, seed_k=3, knowledge_base=kb, checkpointer=InMemorySaver(),
-                         **options)
+    agent = create_agent(
+        agentic, tools, max_tools=10, seed_k=3, knowledge_base=kb, checkpointer=InMemorySaver(), **options
+    )
     for request in REQUESTS:
         agent.invoke({"messages": [("user", request)]}, {"configurable": {"thread_id": "one"}})
     return {
@@ -131,8 +151,9 @@ def _all_tools_tokens(tools: list[Any]) -> float:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--k", type=int, default=5)
-    parser.add_argument("--condensed", action="store_true",
-                        help="also run with condensed_descriptions=True and compare the tokens")
+    parser.add_argument(
+        "--condensed", action="store_true", help="also run with condensed_descriptions=True and compare the tokens"
+    )
     parser.add_argument("--json", help="write the figures here")
     args = parser.parse_args(argv)
     tools = stdlib_langchain_tools()
@@ -150,24 +171,34 @@ def main(argv: list[str] | None = None) -> int:
     full = report["all_tools_tokens_per_call"]
     sel = report["selector"]
     print(f"{len(tools)} tools, {len(REQUESTS)} requests, {sel['model_calls']} model calls per run")
-    print(f"tool-definition tokens per model call (chars/4): all tools {full:,.0f}; "
-          f"selector k={args.k}: mean {sel['tokens_per_call_mean']:,.0f} (max {sel['tokens_per_call_max']:,.0f}), "
-          f"{full / sel['tokens_per_call_mean']:.0f}x fewer; agentic (cap 10): mean "
-          f"{report['agentic']['tokens_per_call_mean']:,.0f}")
-    print(f"selection latency per new user turn: p50 {sel['selection_ms_p50']} ms, p95 {sel['selection_ms_p95']} ms; "
-          f"pinned (tool loop) p50 {sel['pinned_call_ms_p50']} ms; first call incl. indexing "
-          f"{sel['first_call_ms_with_indexing'] / 1000:.1f} s")
+    print(
+        f"tool-definition tokens per model call (chars/4): all tools {full:,.0f}; "
+        f"selector k={args.k}: mean {sel['tokens_per_call_mean']:,.0f} (max {sel['tokens_per_call_max']:,.0f}), "
+        f"{full / sel['tokens_per_call_mean']:.0f}x fewer; agentic (cap 10): mean "
+        f"{report['agentic']['tokens_per_call_mean']:,.0f}"
+    )
+    print(
+        f"selection latency per new user turn: p50 {sel['selection_ms_p50']} ms, p95 {sel['selection_ms_p95']} ms; "
+        f"pinned (tool loop) p50 {sel['pinned_call_ms_p50']} ms; first call incl. indexing "
+        f"{sel['first_call_ms_with_indexing'] / 1000:.1f} s"
+    )
     if args.condensed:
         print("condensed descriptions (raw -> condensed, tokens per model call):")
         rows = [("all tools", full, report["all_tools_condensed_tokens_per_call"])]
-        rows += [(f"{name} mean", report[name]["tokens_per_call_mean"], report[f"{name}_condensed"]["tokens_per_call_mean"])
-                 for name in ("selector", "agentic")]
-        rows += [(f"{name} max", report[name]["tokens_per_call_max"], report[f"{name}_condensed"]["tokens_per_call_max"])
-                 for name in ("selector", "agentic")]
+        rows += [
+            (f"{name} mean", report[name]["tokens_per_call_mean"], report[f"{name}_condensed"]["tokens_per_call_mean"])
+            for name in ("selector", "agentic")
+        ]
+        rows += [
+            (f"{name} max", report[name]["tokens_per_call_max"], report[f"{name}_condensed"]["tokens_per_call_max"])
+            for name in ("selector", "agentic")
+        ]
         for label, raw, short in rows:
             print(f"  {label:14} {raw:9,.0f} -> {short:9,.0f}  ({1 - short / raw:.0%} fewer)")
-        print(f"  selection latency with condensing: p50 {report['selector_condensed']['selection_ms_p50']} ms, "
-              f"pinned p50 {report['selector_condensed']['pinned_call_ms_p50']} ms")
+        print(
+            f"  selection latency with condensing: p50 {report['selector_condensed']['selection_ms_p50']} ms, "
+            f"pinned p50 {report['selector_condensed']['pinned_call_ms_p50']} ms"
+        )
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(report, fh, indent=2)

@@ -34,8 +34,11 @@ from langchain_toolret.testing import ModelCall, ScriptedChatModel, tool_call
 
 REQUESTS = [
     ("What is the median of 3, 9, 4, 7 and 12?", "statistics_median", {"data": [3, 9, 4, 7, 12]}),
-    ("Wrap 'the quick brown fox jumps over the lazy dog' to lines of at most 15 characters.",
-     "textwrap_wrap", {"text": "the quick brown fox jumps over the lazy dog", "width": 15}),
+    (
+        "Wrap 'the quick brown fox jumps over the lazy dog' to lines of at most 15 characters.",
+        "textwrap_wrap",
+        {"text": "the quick brown fox jumps over the lazy dog", "width": 15},
+    ),
     ("Is 2024 a leap year?", "calendar_isleap", {"year": 2024}),
 ]
 
@@ -44,6 +47,7 @@ def scripted_model() -> ScriptedChatModel:
     """Calls the expected tool when the selector bound it, then answers with its result."""
     replies = []
     for _, name, args in REQUESTS:
+
         def act(call: ModelCall, name: str = name, args: dict = args) -> AIMessage:
             return tool_call(name, **args) if name in call.tool_names else AIMessage(f"{name} was not offered.")
 

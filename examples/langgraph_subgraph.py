@@ -46,8 +46,9 @@ def main(argv: list[str] | None = None) -> int:
     model = chat_model(args.model, scripted_model())
     # "balanced": offline planning into sub-tasks, fusion and one offline reflection round.
     # With a real model, "full" plans, reranks and judges coverage with it.
-    retrieval = build_tool_retrieval_graph(index, k=6, config="full" if args.model else "balanced",
-                                           llm=model if args.model else None)
+    retrieval = build_tool_retrieval_graph(
+        index, k=6, config="full" if args.model else "balanced", llm=model if args.model else None
+    )
 
     print(f"> {REQUEST}\n\nNodes visited:")
     final = {}

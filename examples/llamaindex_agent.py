@@ -90,13 +90,15 @@ def scripted_model(offered: list[list[str]]) -> MockFunctionCallingLLM:
         names = [t.metadata.name for t in kwargs.get("tools") or []]
         offered.append(names)
         last_user = max(i for i, m in enumerate(messages) if m.role == MessageRole.USER)
-        results = [m.content for m in messages[last_user + 1:] if m.role == MessageRole.TOOL]
+        results = [m.content for m in messages[last_user + 1 :] if m.role == MessageRole.TOOL]
         if results:
             return ChatMessage(role="assistant", content=f"The answer is {results[-1]}.")
         tool, args = plan[messages[last_user].content or ""]
         if tool not in names:
             return ChatMessage(role="assistant", content=f"(none of the offered tools fits; wanted {tool})")
-        return ChatMessage(role="assistant", blocks=[ToolCallBlock(tool_call_id=tool, tool_name=tool, tool_kwargs=args)])
+        return ChatMessage(
+            role="assistant", blocks=[ToolCallBlock(tool_call_id=tool, tool_name=tool, tool_kwargs=args)]
+        )
 
     return MockFunctionCallingLLM(response_generator=respond)
 
@@ -106,9 +108,14 @@ def real_model(args: argparse.Namespace) -> Any:
         from llama_index.llms.openai_like import OpenAILike
     except ImportError:
         sys.exit("--model needs LlamaIndex's OpenAI-compatible client: pip install llama-index-llms-openai-like")
-    return OpenAILike(model=args.model, api_base=args.base_url or "https://api.openai.com/v1",
-                      api_key=args.api_key or os.environ.get("OPENAI_API_KEY", "not-needed"),
-                      is_chat_model=True, is_function_calling_model=True, timeout=60)
+    return OpenAILike(
+        model=args.model,
+        api_base=args.base_url or "https://api.openai.com/v1",
+        api_key=args.api_key or os.environ.get("OPENAI_API_KEY", "not-needed"),
+        is_chat_model=True,
+        is_function_calling_model=True,
+        timeout=60,
+    )
 
 
 async def converse(agent: FunctionAgent, offered: list[list[str]]) -> int:
@@ -147,8 +154,11 @@ def main() -> int:
     offered: list[list[str]] = []
     llm = real_model(args) if args.model else scripted_model(offered)
     # One retriever per conversation: keep_used=3 keeps the last three tools called on offer.
-    agent = FunctionAgent(tool_retriever=index.as_retriever(similarity_top_k=args.k, keep_used=3), llm=llm,
-                          system_prompt="Use the tools to answer; call exactly the tool that fits.")
+    agent = FunctionAgent(
+        tool_retriever=index.as_retriever(similarity_top_k=args.k, keep_used=3),
+        llm=llm,
+        system_prompt="Use the tools to answer; call exactly the tool that fits.",
+    )
     failures = asyncio.run(converse(agent, offered))
     print(f"{len(CONVERSATION) - failures}/{len(CONVERSATION)} requests were served by the expected tool")
     return 0 if args.model or failures == 0 else 1

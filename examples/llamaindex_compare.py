@@ -37,8 +37,9 @@ from toolret.eval.metrics import percentile, recall_at_k
 ROOT = Path(__file__).resolve().parents[1].parent / "shared" / "benchmarks"
 
 
-def measure(retrievers: dict[str, Callable[[str], list[Any]]], queries: list[Any], k: int,
-            by_name: bool) -> dict[str, dict[str, float]]:
+def measure(
+    retrievers: dict[str, Callable[[str], list[Any]]], queries: list[Any], k: int, by_name: bool
+) -> dict[str, dict[str, float]]:
     """Recall@k and latency per retriever, queries interleaved so load changes hit all alike."""
     for retrieve in retrievers.values():
         retrieve(queries[0].query)  # warm-up: first-call imports and caches are not query latency
@@ -57,8 +58,11 @@ def measure(retrievers: dict[str, Callable[[str], list[Any]]], queries: list[Any
                 name_recalls[method].append(recall_at_k({r.split("#")[0] for r in q.relevant}, names, k))
     out = {}
     for method in retrievers:
-        row = {f"recall@{k}": statistics.fmean(recalls[method]), "p50_ms": percentile(latencies[method], 50),
-               "p95_ms": percentile(latencies[method], 95)}
+        row = {
+            f"recall@{k}": statistics.fmean(recalls[method]),
+            "p50_ms": percentile(latencies[method], 50),
+            "p95_ms": percentile(latencies[method], 95),
+        }
         if by_name:
             row[f"name_recall@{k}"] = statistics.fmean(name_recalls[method])
         out[method] = row
@@ -84,20 +88,33 @@ def compare(folder: Path, limit: int | None, k: int, presets: list[str]) -> list
         index_s[method] = ours_s
 
     results = measure(retrievers, queries, k, by_name=folder.name == "bfcl")
-    return [{"dataset": folder.name, "n_tools": len(tools), "n_queries": len(queries), "method": method,
-             "index_s": index_s[method], **row} for method, row in results.items()]
+    return [
+        {
+            "dataset": folder.name,
+            "n_tools": len(tools),
+            "n_queries": len(queries),
+            "method": method,
+            "index_s": index_s[method],
+            **row,
+        }
+        for method, row in results.items()
+    ]
 
 
 def print_table(rows: list[dict[str, Any]], k: int) -> None:
-    head = f"{'dataset':<13} {'tools':>5} {'queries':>7}  {'method':<29} {'R@' + str(k):>6} {'name R@' + str(k):>9} " \
-           f"{'p50 ms':>7} {'p95 ms':>7} {'index s':>8}"
+    head = (
+        f"{'dataset':<13} {'tools':>5} {'queries':>7}  {'method':<29} {'R@' + str(k):>6} {'name R@' + str(k):>9} "
+        f"{'p50 ms':>7} {'p95 ms':>7} {'index s':>8}"
+    )
     print(head)
     print("-" * len(head))
     for r in rows:
         name_recall = r.get(f"name_recall@{k}")
-        print(f"{r['dataset']:<13} {r['n_tools']:>5} {r['n_queries']:>7}  {r['method']:<29} {r[f'recall@{k}']:>6.3f} "
-              f"{'' if name_recall is None else f'{name_recall:.3f}':>9} {r['p50_ms']:>7.1f} {r['p95_ms']:>7.1f} "
-              f"{r['index_s']:>8.1f}")
+        print(
+            f"{r['dataset']:<13} {r['n_tools']:>5} {r['n_queries']:>7}  {r['method']:<29} {r[f'recall@{k}']:>6.3f} "
+            f"{'' if name_recall is None else f'{name_recall:.3f}':>9} {r['p50_ms']:>7.1f} {r['p95_ms']:>7.1f} "
+            f"{r['index_s']:>8.1f}"
+        )
 
 
 def main() -> int:

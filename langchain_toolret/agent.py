@@ -92,10 +92,19 @@ class ToolSearchMiddleware(NarrowingMiddleware):
     ) -> None:
         if max_tools < 1 or seed_k < 0 or search_k < 1:
             raise ValueError("max_tools and search_k must be at least 1, seed_k at least 0")
-        super().__init__(knowledge_base=knowledge_base, config=config_argument(config, preset, type(self).__name__),
-                         llm=llm, embedder=embedder, always_include=always_include, search_tool=search_tool_name,
-                         search_k=search_k, fallback=fallback, condensed_descriptions=condensed_descriptions,
-                         tool_limit=tool_limit, search_min_score=search_min_score)
+        super().__init__(
+            knowledge_base=knowledge_base,
+            config=config_argument(config, preset, type(self).__name__),
+            llm=llm,
+            embedder=embedder,
+            always_include=always_include,
+            search_tool=search_tool_name,
+            search_k=search_k,
+            fallback=fallback,
+            condensed_descriptions=condensed_descriptions,
+            tool_limit=tool_limit,
+            search_min_score=search_min_score,
+        )
         self.max_tools = max_tools
         self.seed_k = seed_k
         self.query_builder = query_builder
@@ -182,14 +191,26 @@ def create_agent(
     """
     names = [getattr(t, "name", None) for t in tools]
     if search_tool_name in names:
-        raise ValueError(f"a tool is already named {search_tool_name!r}; pass search_tool_name= to rename the search tool")
+        raise ValueError(
+            f"a tool is already named {search_tool_name!r}; pass search_tool_name= to rename the search tool"
+        )
     searcher = ToolSearchMiddleware(
-        max_tools=max_tools, search_k=search_k, seed_k=seed_k, knowledge_base=knowledge_base,
-        config=config_argument(config, preset, "create_agent"), llm=llm, always_include=always_include,
-        search_tool_name=search_tool_name, search_min_score=search_min_score,
+        max_tools=max_tools,
+        search_k=search_k,
+        seed_k=seed_k,
+        knowledge_base=knowledge_base,
+        config=config_argument(config, preset, "create_agent"),
+        llm=llm,
+        always_include=always_include,
+        search_tool_name=search_tool_name,
+        search_min_score=search_min_score,
         condensed_descriptions=condensed_descriptions,
     )
     return create_langchain_agent(
-        model, tools=list(tools), system_prompt=system_prompt, middleware=[searcher, *middleware],
-        state_schema=state_schema, **kwargs,
+        model,
+        tools=list(tools),
+        system_prompt=system_prompt,
+        middleware=[searcher, *middleware],
+        state_schema=state_schema,
+        **kwargs,
     )

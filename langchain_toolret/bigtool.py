@@ -115,8 +115,9 @@ def create_agent(
     id_of = {tool.name: key for key, tool in tools.items()}
     if len(id_of) != len(tools):
         raise ConfigError("two registry entries have the same tool name; the model could not tell them apart")
-    searchable = [t for t in tools.values()
-                  if not filter or all((t.metadata or {}).get(k) == v for k, v in filter.items())]
+    searchable = [
+        t for t in tools.values() if not filter or all((t.metadata or {}).get(k) == v for k, v in filter.items())
+    ]
     custom = retrieve_tools_function is not None or retrieve_tools_coroutine is not None
     index: list[ToolIndex] = []
 
@@ -156,22 +157,27 @@ def create_agent(
         return await asyncio.to_thread(_run, query, call_id, store)
 
     if store_arg:  # the store is injected only where your function asks for it (compile with a store)
-        def retrieve_tools(query: str, tool_call_id: Annotated[str, InjectedToolCallId],
-                           store: Annotated[Any, InjectedStore()]) -> Command:
+
+        def retrieve_tools(
+            query: str, tool_call_id: Annotated[str, InjectedToolCallId], store: Annotated[Any, InjectedStore()]
+        ) -> Command:
             return _run(query, tool_call_id, store)
 
-        async def aretrieve_tools(query: str, tool_call_id: Annotated[str, InjectedToolCallId],
-                                  store: Annotated[Any, InjectedStore()]) -> Command:
+        async def aretrieve_tools(
+            query: str, tool_call_id: Annotated[str, InjectedToolCallId], store: Annotated[Any, InjectedStore()]
+        ) -> Command:
             return await _arun(query, tool_call_id, store)
     else:
+
         def retrieve_tools(query: str, tool_call_id: Annotated[str, InjectedToolCallId]) -> Command:  # type: ignore[misc]
             return _run(query, tool_call_id, None)
 
         async def aretrieve_tools(query: str, tool_call_id: Annotated[str, InjectedToolCallId]) -> Command:  # type: ignore[misc]
             return await _arun(query, tool_call_id, None)
 
-    retriever = StructuredTool.from_function(func=retrieve_tools, coroutine=aretrieve_tools,
-                                             name="retrieve_tools", description=_RETRIEVE_DOC)
+    retriever = StructuredTool.from_function(
+        func=retrieve_tools, coroutine=aretrieve_tools, name="retrieve_tools", description=_RETRIEVE_DOC
+    )
 
     def _bound(state: dict[str, Any]) -> Any:
         selected = [tools[i] for i in state.get("selected_tool_ids") or [] if i in tools]

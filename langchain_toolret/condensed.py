@@ -65,7 +65,11 @@ class CondensedTools:
         self.skip = set(skip)
         kb = source.kb if isinstance(source, ToolIndex) else source
         self._copies: CondensedCopies[BaseTool] = CondensedCopies(
-            kb, name=lambda t: t.name, description=lambda t: t.description, to_doc=tool_to_doc, copy=condensed_copy,
+            kb,
+            name=lambda t: t.name,
+            description=lambda t: t.description,
+            to_doc=tool_to_doc,
+            copy=condensed_copy,
         )
 
     def tool(self, tool: Any) -> Any:

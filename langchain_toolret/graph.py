@@ -54,8 +54,13 @@ from toolret import ConfigError, K, QueryError, RetrievalConfig, SearchResult, T
 from toolret.retrieval.driver import STAGES, StageName, finish_search, next_stage
 from toolret.retrieval.pipeline import SearchState
 
-__all__ = ["ToolRetrievalGraphInput", "ToolRetrievalGraphOutput", "ToolRetrievalGraphState",
-           "build_tool_retrieval_graph", "check_parent_state"]
+__all__ = [
+    "ToolRetrievalGraphInput",
+    "ToolRetrievalGraphOutput",
+    "ToolRetrievalGraphState",
+    "build_tool_retrieval_graph",
+    "check_parent_state",
+]
 
 
 class ToolRetrievalGraphInput(TypedDict):
@@ -91,8 +96,10 @@ def _node(name: str, fn: Callable[[dict[str, Any]], dict[str, Any]]) -> Runnable
 def _search(state: dict[str, Any]) -> SearchState:
     search = state.get("search")
     if search is None:
-        raise RuntimeError("the search state is missing (a run resumed mid-search from a checkpoint?); "
-                           "invoke the retrieval graph again")
+        raise RuntimeError(
+            "the search state is missing (a run resumed mid-search from a checkpoint?); "
+            "invoke the retrieval graph again"
+        )
     return search
 
 
@@ -140,8 +147,10 @@ def build_tool_retrieval_graph(
     def begin(state: dict[str, Any]) -> dict[str, Any]:
         query = state.get("query") or build(list(state.get("messages") or []))
         if not query:
-            raise QueryError("the tool retrieval graph got neither a query nor a user message in 'messages': "
-                             "there is nothing to select tools for")
+            raise QueryError(
+                "the tool retrieval graph got neither a query nor a user message in 'messages': "
+                "there is nothing to select tools for"
+            )
         return {"search": index.begin_search(query, k)}
 
     def stage_node(stage: StageName) -> Callable[[dict[str, Any]], dict[str, Any]]:
@@ -164,11 +173,16 @@ def build_tool_retrieval_graph(
         if not state.get("query") and query_builder is None:
             result = index.follow_up(list(state.get("messages") or []), result, k)
         names = [t.name for t in result.tools]
-        return {"selected_tools": list(dict.fromkeys([*fixed, *names])), "trace": list(result.trace),
-                "result": result, "search": None}
+        return {
+            "selected_tools": list(dict.fromkeys([*fixed, *names])),
+            "trace": list(result.trace),
+            "result": result,
+            "search": None,
+        }
 
-    builder = StateGraph(ToolRetrievalGraphState, input_schema=ToolRetrievalGraphInput,
-                         output_schema=ToolRetrievalGraphOutput)
+    builder = StateGraph(
+        ToolRetrievalGraphState, input_schema=ToolRetrievalGraphInput, output_schema=ToolRetrievalGraphOutput
+    )
     builder.add_node("begin", _node("begin", begin))
     for stage in STAGES:
         builder.add_node(stage, _node(stage, stage_node(stage)))

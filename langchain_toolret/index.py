@@ -179,12 +179,16 @@ class ToolIndex:
             )
         foreign = frozenset(held) - set(names)
         if foreign and foreign != self.foreign:
-            logger.warning("knowledge_base= holds %d tools the agent does not have (%s); they are searched "
-                           "past and never offered", len(foreign), _names(sorted(foreign)))
+            logger.warning(
+                "knowledge_base= holds %d tools the agent does not have (%s); they are searched past and never offered",
+                len(foreign),
+                _names(sorted(foreign)),
+            )
         self.foreign = foreign
         self.live_tools = LiveTools()
-        self.live_tools.update({held.get(t.name, t.name): t for t in tools},
-                               names={held.get(t.name, t.name): t.name for t in tools})
+        self.live_tools.update(
+            {held.get(t.name, t.name): t for t in tools}, names={held.get(t.name, t.name): t.name for t in tools}
+        )
 
     async def aensure(self, tools: Sequence[BaseTool]) -> bool:
         """:meth:`ensure` off the event loop (embedding new tools takes a while)."""
@@ -237,24 +241,45 @@ class ToolIndex:
         kept = [t for t in result.tools if t.name not in self.foreign]
         return result.model_copy(update={"tools": kept if k == "auto" else kept[: int(k)]})
 
-    def search(self, query: str, k: K = 5, *, config: RetrievalConfig | str | None = None,
-               conversation: Sequence[Any] | None = None) -> SearchResult:
+    def search(
+        self,
+        query: str,
+        k: K = 5,
+        *,
+        config: RetrievalConfig | str | None = None,
+        conversation: Sequence[Any] | None = None,
+    ) -> SearchResult:
         """``kb.search`` with this index's config and LLM; ``conversation`` = the earlier chat (LLM planner)."""
-        result = self.kb.search(query, self._depth(k), config=config or self.config,
-                                conversation=conversation, llm=self.llm)
+        result = self.kb.search(
+            query, self._depth(k), config=config or self.config, conversation=conversation, llm=self.llm
+        )
         return self._own(result, k)
 
-    async def asearch(self, query: str, k: K = 5, *, config: RetrievalConfig | str | None = None,
-                      conversation: Sequence[Any] | None = None) -> SearchResult:
-        result = await self.kb.asearch(query, self._depth(k), config=config or self.config,
-                                       conversation=conversation, llm=self.llm)
+    async def asearch(
+        self,
+        query: str,
+        k: K = 5,
+        *,
+        config: RetrievalConfig | str | None = None,
+        conversation: Sequence[Any] | None = None,
+    ) -> SearchResult:
+        result = await self.kb.asearch(
+            query, self._depth(k), config=config or self.config, conversation=conversation, llm=self.llm
+        )
         return self._own(result, k)
 
-    def begin_search(self, query: str, k: K = 5, *, config: RetrievalConfig | str | None = None,
-                     conversation: Sequence[Any] | None = None) -> SearchState:
+    def begin_search(
+        self,
+        query: str,
+        k: K = 5,
+        *,
+        config: RetrievalConfig | str | None = None,
+        conversation: Sequence[Any] | None = None,
+    ) -> SearchState:
         """A not yet run search over the knowledge base, for driving the pipeline stages."""
-        return self.kb.begin_search(query, self._depth(k), config=config or self.config,
-                                    conversation=conversation, llm=self.llm)
+        return self.kb.begin_search(
+            query, self._depth(k), config=config or self.config, conversation=conversation, llm=self.llm
+        )
 
     def finish(self, result: SearchResult, k: K) -> SearchResult:
         """A result of :meth:`begin_search` cut to the agent's own tools (see the class doc)."""
@@ -305,8 +330,10 @@ class ToolIndex:
             if all(t.id != scored.id for t in merged):
                 merged.append(scored)
         size = len(own.tools) if k == "auto" else int(k)
-        note = (f"follow-up: kept {len(keep)} tool(s) of the message's own, filled the rest from "
-                f"the earlier turns ({context!r})")
+        note = (
+            f"follow-up: kept {len(keep)} tool(s) of the message's own, filled the rest from "
+            f"the earlier turns ({context!r})"
+        )
         step = TraceStep(stage="follow_up", path="offline", ms=(time.perf_counter() - start) * 1000, note=note)
         return own.model_copy(update={"tools": merged[:size], "trace": [*own.trace, *extra.trace, step]})
 

@@ -60,8 +60,9 @@ def tool_to_doc(tool: BaseTool) -> ToolDoc:
     be converted.
     """
     if not isinstance(tool, BaseTool):
-        raise InvalidToolError(str(getattr(tool, "name", "<unnamed>")), "tool",
-                               f"expected a LangChain BaseTool, got {type(tool).__name__}")
+        raise InvalidToolError(
+            str(getattr(tool, "name", "<unnamed>")), "tool", f"expected a LangChain BaseTool, got {type(tool).__name__}"
+        )
     try:
         spec = openai_definition(tool)
     except Exception as exc:  # noqa: BLE001 - any schema failure names the tool
@@ -71,8 +72,9 @@ def tool_to_doc(tool: BaseTool) -> ToolDoc:
     func = getattr(tool, "func", None) or getattr(tool, "coroutine", None)
     source = parse_docstring(getattr(func, "__doc__", None)) if func is not None else parsed
     params = [
-        p if p.description else p.model_copy(update={"description": parsed.params.get(p.name)
-                                                     or source.params.get(p.name, "")})
+        p
+        if p.description
+        else p.model_copy(update={"description": parsed.params.get(p.name) or source.params.get(p.name, "")})
         for p in doc.parameters
     ]
     fields = doc.model_dump(exclude={"parameters"})

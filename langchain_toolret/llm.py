@@ -86,8 +86,10 @@ class ChatModelLLM:
                 except (TypeError, ValueError):
                     entry = (self.chat_model.with_structured_output(schema, **kwargs), False)
                 except NotImplementedError as exc:
-                    raise LLMError(f"{self.name}: the chat model has no structured output "
-                                   "(with_structured_output is not implemented)") from exc
+                    raise LLMError(
+                        f"{self.name}: the chat model has no structured output "
+                        "(with_structured_output is not implemented)"
+                    ) from exc
                 self._runnables[schema] = entry
             return self._runnables[schema]
 

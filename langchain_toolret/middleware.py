@@ -111,10 +111,18 @@ class ToolSelectionMiddleware(NarrowingMiddleware):
         if k is not None and max_tools is not None and k != max_tools:
             raise QueryError(f"pass k= or max_tools= (the same setting), not both ({k!r} and {max_tools!r})")
         k = validate_k(next((v for v in (k, max_tools) if v is not None), 5))
-        super().__init__(knowledge_base=knowledge_base, config=config_argument(config, preset, type(self).__name__),
-                         llm=llm, embedder=embedder, always_include=always_include or (), search_tool=search_tool,
-                         search_k=search_k, fallback=fallback, condensed_descriptions=condensed_descriptions,
-                         tool_limit=tool_limit)
+        super().__init__(
+            knowledge_base=knowledge_base,
+            config=config_argument(config, preset, type(self).__name__),
+            llm=llm,
+            embedder=embedder,
+            always_include=always_include or (),
+            search_tool=search_tool,
+            search_k=search_k,
+            fallback=fallback,
+            condensed_descriptions=condensed_descriptions,
+            tool_limit=tool_limit,
+        )
         self.k: K = k
         self.query_builder = query_builder
 
@@ -136,8 +144,9 @@ class ToolSelectionMiddleware(NarrowingMiddleware):
         step.data["turn"] = turn
         step.data["discovered"] = [
             str(name)
-            for message in (tool_results(current_turn(messages), self.search_tool_name)
-                            if self.search_tool_name else [])
+            for message in (
+                tool_results(current_turn(messages), self.search_tool_name) if self.search_tool_name else []
+            )
             if isinstance(message.artifact, list)
             for name in message.artifact
         ]

@@ -90,14 +90,25 @@ class NarrowingMiddleware(AgentMiddleware[Any, Any, Any]):
         self.search_tool_name: str | None = None
         if search_tool:
             self.search_tool_name = search_tool if isinstance(search_tool, str) else DEFAULT_SEARCH_TOOL_NAME
-        self.tools = [create_search_tool(self.index, name=self.search_tool_name, k=search_k,
-                                         min_score=search_min_score,
-                                         condensed_descriptions=condensed_descriptions)] \
-            if self.search_tool_name else []
+        self.tools = (
+            [
+                create_search_tool(
+                    self.index,
+                    name=self.search_tool_name,
+                    k=search_k,
+                    min_score=search_min_score,
+                    condensed_descriptions=condensed_descriptions,
+                )
+            ]
+            if self.search_tool_name
+            else []
+        )
         #: Copies of the offered tools with condensed descriptions (None: the option is off).
-        self.condensed = CondensedTools(
-            self.index, skip=[self.search_tool_name] if self.search_tool_name else []
-        ) if condensed_descriptions else None
+        self.condensed = (
+            CondensedTools(self.index, skip=[self.search_tool_name] if self.search_tool_name else [])
+            if condensed_descriptions
+            else None
+        )
         self._warned: set[str] = set()
 
     def warmup(self, tools: Sequence[BaseTool] | None = None) -> float:
@@ -124,15 +135,20 @@ class NarrowingMiddleware(AgentMiddleware[Any, Any, Any]):
     def _split(self, request: ModelRequest[Any]) -> Step:
         fixed_names = self._fixed_names()
         tools = [t for t in request.tools if isinstance(t, BaseTool)]
-        fixed = sorted((t for t in tools if t.name in fixed_names),
-                       key=lambda t: (t.name == self.search_tool_name, t.name))
+        fixed = sorted(
+            (t for t in tools if t.name in fixed_names), key=lambda t: (t.name == self.search_tool_name, t.name)
+        )
         missing = set(self.always_include) - {t.name for t in fixed} - self._warned
         if missing:
             self._warned |= missing
-            logger.warning("%s: always_include names not among the agent's tools: %s",
-                           self.name, ", ".join(sorted(missing)))
-        return Step(candidates=[t for t in tools if t.name not in fixed_names], fixed=fixed,
-                    extra=[t for t in request.tools if not isinstance(t, BaseTool)])
+            logger.warning(
+                "%s: always_include names not among the agent's tools: %s", self.name, ", ".join(sorted(missing))
+            )
+        return Step(
+            candidates=[t for t in tools if t.name not in fixed_names],
+            fixed=fixed,
+            extra=[t for t in request.tools if not isinstance(t, BaseTool)],
+        )
 
     def _narrow(self, request: ModelRequest[Any], step: Step, names: list[str]) -> ModelRequest[Any]:
         by_name = {t.name: t for t in step.candidates}
@@ -143,14 +159,23 @@ class NarrowingMiddleware(AgentMiddleware[Any, Any, Any]):
         """``tools`` cut to :attr:`tool_limit` (the fixed tools come first, so they stay)."""
         if len(tools) <= self.tool_limit:
             return tools
-        logger.warning("%s: %d tools exceed tool_limit=%d; sending the first %d", self.name, len(tools),
-                       self.tool_limit, self.tool_limit)
+        logger.warning(
+            "%s: %d tools exceed tool_limit=%d; sending the first %d",
+            self.name,
+            len(tools),
+            self.tool_limit,
+            self.tool_limit,
+        )
         return tools[: self.tool_limit]
 
     def _fallback(self, request: ModelRequest[Any], exc: BaseException) -> ModelRequest[Any]:
-        logger.warning("%s: tool selection failed (%s: %s); offering the fallback tools (%s)",
-                       self.name, type(exc).__name__, exc,
-                       self.fallback if isinstance(self.fallback, str) else ", ".join(self.fallback))
+        logger.warning(
+            "%s: tool selection failed (%s: %s); offering the fallback tools (%s)",
+            self.name,
+            type(exc).__name__,
+            exc,
+            self.fallback if isinstance(self.fallback, str) else ", ".join(self.fallback),
+        )
         if self.fallback == "all":
             fixed = self._fixed_names()
             tools = list(request.tools)
@@ -159,8 +184,9 @@ class NarrowingMiddleware(AgentMiddleware[Any, Any, Any]):
         keep = set(self.always_include) if self.fallback == "always_include" else set(self.fallback)
         if self.search_tool_name:
             keep.add(self.search_tool_name)
-        return request.override(tools=self._capped(
-            [t for t in request.tools if not isinstance(t, BaseTool) or t.name in keep]))
+        return request.override(
+            tools=self._capped([t for t in request.tools if not isinstance(t, BaseTool) or t.name in keep])
+        )
 
     def _condense(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
         """With ``condensed_descriptions``: the offered tools as copies carrying their condensed text."""
@@ -212,6 +238,7 @@ class NarrowingMiddleware(AgentMiddleware[Any, Any, Any]):
 
     def _run(self, request: ModelRequest[Any], step: Step) -> RunnableLambda[Any, Any]:
         """The selection as a child run named after this middleware (LangSmith, callbacks)."""
+
         def select(_: Any) -> dict[str, Any]:
             return self._select(request, step)
 

@@ -86,14 +86,18 @@ def create_tool_retrieval_node(
 
     def _messages(state: dict[str, Any]) -> list[BaseMessage]:
         if messages_key not in state:
-            raise QueryError(f"the tool retrieval node reads state[{messages_key!r}], which this graph's state "
-                             "does not have; pass messages_key= to name the conversation's key")
+            raise QueryError(
+                f"the tool retrieval node reads state[{messages_key!r}], which this graph's state "
+                "does not have; pass messages_key= to name the conversation's key"
+            )
         return list(state.get(messages_key) or [])
 
     def _update(result: SearchResult | None, query: str | None) -> dict[str, Any]:
         if result is None:
-            raise QueryError(f"the tool retrieval node found no user message in state[{messages_key!r}]: there "
-                             "is nothing to select tools for (run it after the user's message)")
+            raise QueryError(
+                f"the tool retrieval node found no user message in state[{messages_key!r}]: there "
+                "is nothing to select tools for (run it after the user's message)"
+            )
         names = list(dict.fromkeys([*fixed, *index.names(result, query=query)]))
         record_selection("tool_selection", query or result.query, result, names)
         return {key: names}

@@ -24,13 +24,17 @@ from toolret import ConfigError, RetrievalConfig, SearchResult
 __all__ = ["config_argument", "record_selection", "selection_record"]
 
 
-def config_argument(config: RetrievalConfig | str | None, preset: RetrievalConfig | str | None,
-                    owner: str) -> RetrievalConfig | str | None:
+def config_argument(
+    config: RetrievalConfig | str | None, preset: RetrievalConfig | str | None, owner: str
+) -> RetrievalConfig | str | None:
     """``config=``, or the deprecated ``preset=`` (a DeprecationWarning); both at once is an error."""
     if preset is None:
         return config
-    warnings.warn(f"{owner}(preset=...) is deprecated; pass config=... (a preset name or RetrievalConfig)",
-                  DeprecationWarning, stacklevel=3)
+    warnings.warn(
+        f"{owner}(preset=...) is deprecated; pass config=... (a preset name or RetrievalConfig)",
+        DeprecationWarning,
+        stacklevel=3,
+    )
     if config is not None and config != preset:
         raise ConfigError(f"{owner}: pass config= only (preset= is its deprecated name)")
     return preset

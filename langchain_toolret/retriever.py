@@ -54,17 +54,19 @@ def result_to_documents(result: SearchResult, index: ToolIndex | ToolKnowledgeBa
     docs: list[Document] = []
     for scored in result.tools:
         tool_doc = kb.get(scored.id)
-        docs.append(Document(
-            id=scored.id,
-            page_content=tool_doc.card(),
-            metadata={
-                "name": scored.name,
-                "score": scored.score,
-                "field_scores": dict(scored.field_scores),
-                "penalty": scored.penalty,
-                "subtask": scored.subtask,
-            },
-        ))
+        docs.append(
+            Document(
+                id=scored.id,
+                page_content=tool_doc.card(),
+                metadata={
+                    "name": scored.name,
+                    "score": scored.score,
+                    "field_scores": dict(scored.field_scores),
+                    "penalty": scored.penalty,
+                    "subtask": scored.subtask,
+                },
+            )
+        )
     return docs
 
 

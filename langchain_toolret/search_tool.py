@@ -58,8 +58,14 @@ def describe_tools(tools: list[BaseTool]) -> str:
     return "\n".join(lines)
 
 
-def create_search_tool(index: ToolIndex, *, name: str = DEFAULT_SEARCH_TOOL_NAME, k: int = 5,
-                       min_score: float | None = None, condensed_descriptions: bool = False) -> StructuredTool:
+def create_search_tool(
+    index: ToolIndex,
+    *,
+    name: str = DEFAULT_SEARCH_TOOL_NAME,
+    k: int = 5,
+    min_score: float | None = None,
+    condensed_descriptions: bool = False,
+) -> StructuredTool:
     """A tool that searches ``index`` and returns names + one-line descriptions (artifact: names).
 
     ``k``: the most tools one search returns; ``min_score``: leave out tools scoring below it

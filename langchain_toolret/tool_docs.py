@@ -62,22 +62,29 @@ def degraded_doc(tool: BaseTool, max_doc_chars: int) -> ToolDoc | None:
         return first
     description = (tool.description or "")[:MAX_INDEXED_DESCRIPTION]
     attempts = (
-        (f"with its description cut to the first {len(description)} characters",
-         lambda: tool_to_doc(tool.model_copy(update={"description": description}))),
-        ("by name and description only (no parameters)",
-         lambda: ToolDoc(name=tool.name, description=description, metadata={"framework": "langchain"})),
+        (
+            f"with its description cut to the first {len(description)} characters",
+            lambda: tool_to_doc(tool.model_copy(update={"description": description})),
+        ),
+        (
+            "by name and description only (no parameters)",
+            lambda: ToolDoc(name=tool.name, description=description, metadata={"framework": "langchain"}),
+        ),
     )
     for how, make in attempts:
         doc = _doc_or_error(make, max_doc_chars)
         if isinstance(doc, ToolDoc):
             logger.warning("tool %r cannot be indexed as it is (%s); indexed %s", label, first.problem, how)
             return doc
-    logger.warning("tool %r cannot be indexed (%s); it is offered only when a request names it exactly",
-                   label, first.problem)
+    logger.warning(
+        "tool %r cannot be indexed (%s); it is offered only when a request names it exactly", label, first.problem
+    )
     return None
 
 
-def tolerant_docs(tools: Iterable[Any], max_doc_chars: int) -> tuple[list[Any], dict[str, BaseTool], dict[str, BaseTool]]:
+def tolerant_docs(
+    tools: Iterable[Any], max_doc_chars: int
+) -> tuple[list[Any], dict[str, BaseTool], dict[str, BaseTool]]:
     """Documents for ``tools`` (other entries pass through for generic ingestion), the id → tool
     map of the indexed ones, and the name → tool map of those that could not be indexed."""
     out: list[Any] = []

@@ -71,7 +71,10 @@ class CondensedTools:
     def __init__(self, kb: ToolKnowledgeBase | None = None) -> None:
         self.kb = kb
         self._copies: CondensedCopies[BaseTool] = CondensedCopies(
-            kb, name=tool_name, description=lambda t: t.metadata.description, to_doc=tool_to_doc,
+            kb,
+            name=tool_name,
+            description=lambda t: t.metadata.description,
+            to_doc=tool_to_doc,
             copy=condensed_copy,
         )
 

@@ -59,7 +59,8 @@ def as_tool(obj: Any) -> BaseTool:
         return FunctionTool.from_defaults(fn=obj)
     label = getattr(obj, "name", None) or type(obj).__name__
     raise InvalidToolError(
-        str(label), "tool",
+        str(label),
+        "tool",
         f"expected a LlamaIndex BaseTool (FunctionTool, QueryEngineTool...) or a callable, got {type(obj).__name__}",
     )
 
@@ -95,7 +96,9 @@ def tool_to_doc(tool: Any) -> ToolDoc:
     except (TypeError, ValueError) as exc:
         raise InvalidToolError(name, "metadata.fn_schema", f"cannot produce a JSON schema: {exc}") from None
     params = [
-        p if p.description or p.name not in parsed.params else p.model_copy(update={"description": parsed.params[p.name]})
+        p
+        if p.description or p.name not in parsed.params
+        else p.model_copy(update={"description": parsed.params[p.name]})
         for p in params_from_schema(schema, tool=name, field="metadata.fn_schema")
     ]
     return ToolDoc(
@@ -118,7 +121,12 @@ def _field_type(prop: dict[str, Any]) -> Any:
 
 
 def _plain_identifier(name: str) -> bool:
-    return name.isidentifier() and not keyword.iskeyword(name) and not name.startswith("_") and not hasattr(BaseModel, name)
+    return (
+        name.isidentifier()
+        and not keyword.iskeyword(name)
+        and not name.startswith("_")
+        and not hasattr(BaseModel, name)
+    )
 
 
 def _schema_model(doc: ToolDoc) -> type[BaseModel]:
@@ -132,8 +140,10 @@ def _schema_model(doc: ToolDoc) -> type[BaseModel]:
         default = ... if param.required else param.default
         # The model-facing name is the alias; the attribute must be a legal, unshadowed identifier.
         attr = param.name if _plain_identifier(param.name) else f"param_{index}"
-        fields[attr] = (annotation, Field(default, alias=param.name, description=param.description or None,
-                                          json_schema_extra=extra))
+        fields[attr] = (
+            annotation,
+            Field(default, alias=param.name, description=param.description or None, json_schema_extra=extra),
+        )
     model_name = "".join(ch if ch.isalnum() else "_" for ch in doc.id)[:60] or "Params"
     return create_model(model_name, **fields)
 

@@ -38,7 +38,9 @@ def tool_name(tool: BaseTool) -> str:
     """The name an agent calls the tool by, which is also its id in the knowledge base."""
     name = getattr(getattr(tool, "metadata", None), "name", None)
     if not isinstance(name, str) or not name.strip():
-        raise InvalidToolError("<unnamed>", "metadata.name", "missing; every tool needs a name (ToolMetadata(name=...))")
+        raise InvalidToolError(
+            "<unnamed>", "metadata.name", "missing; every tool needs a name (ToolMetadata(name=...))"
+        )
     return name.strip()
 
 
@@ -71,7 +73,9 @@ class ToolNodeMapping(BaseObjectNodeMapping[BaseTool]):
 
     def validate_object(self, obj: Any) -> None:
         if not isinstance(obj, BaseTool):
-            raise InvalidToolError(type(obj).__name__, "tool", f"expected a LlamaIndex BaseTool, got {type(obj).__name__}")
+            raise InvalidToolError(
+                type(obj).__name__, "tool", f"expected a LlamaIndex BaseTool, got {type(obj).__name__}"
+            )
 
     def add_object(self, obj: Any) -> None:
         self._add_object(as_tool(obj))
@@ -100,8 +104,11 @@ class ToolNodeMapping(BaseObjectNodeMapping[BaseTool]):
     def to_node(self, obj: BaseTool) -> TextNode:
         doc = tool_to_doc(obj)
         return TextNode(
-            id_=doc.id, text=doc.card(), metadata={"name": doc.id, "tool_id": doc.id},
-            excluded_embed_metadata_keys=["name", "tool_id"], excluded_llm_metadata_keys=["name", "tool_id"],
+            id_=doc.id,
+            text=doc.card(),
+            metadata={"name": doc.id, "tool_id": doc.id},
+            excluded_embed_metadata_keys=["name", "tool_id"],
+            excluded_llm_metadata_keys=["name", "tool_id"],
         )
 
     def _from_node(self, node: BaseNode) -> BaseTool:

@@ -69,7 +69,9 @@ def _refuse_custom_nodes(from_node_fn: Any, to_node_fn: Any, object_mapping: Any
             "objects; use llama_index.core.objects.ObjectIndex for those"
         )
     if object_mapping is not None and not isinstance(object_mapping, BaseObjectNodeMapping):
-        raise ConfigError(f"object_mapping must be a LlamaIndex object node mapping, got {type(object_mapping).__name__}")
+        raise ConfigError(
+            f"object_mapping must be a LlamaIndex object node mapping, got {type(object_mapping).__name__}"
+        )
 
 
 def _tools_of_mapping(mapping: Any) -> list[Any]:
@@ -79,9 +81,7 @@ def _tools_of_mapping(mapping: Any) -> list[Any]:
     tools = getattr(mapping, "_tools", None)
     if isinstance(tools, dict):
         return list(tools.values())
-    raise ConfigError(
-        f"cannot read tools from a {type(mapping).__name__}; pass objects=[...] (the live tools) instead"
-    )
+    raise ConfigError(f"cannot read tools from a {type(mapping).__name__}; pass objects=[...] (the live tools) instead")
 
 
 class ToolObjectIndex:
@@ -95,7 +95,9 @@ class ToolObjectIndex:
         if not isinstance(index, ToolKnowledgeBase):
             raise ConfigError(f"index must be a toolret ToolKnowledgeBase, got {type(index).__name__}")
         if not isinstance(object_node_mapping, ToolNodeMapping):
-            raise ConfigError(f"object_node_mapping must be a ToolNodeMapping, got {type(object_node_mapping).__name__}")
+            raise ConfigError(
+                f"object_node_mapping must be a ToolNodeMapping, got {type(object_node_mapping).__name__}"
+            )
         self._kb = index
         object_node_mapping.bind(index.live_tools)  # one live map: kb.tool(name) is the agent's tool
         self._mapping = object_node_mapping
@@ -147,8 +149,12 @@ class ToolObjectIndex:
         _refuse_custom_nodes(from_node_fn, to_node_fn, object_mapping)
         if index_kwargs:
             logger.warning("ToolObjectIndex ignores VectorStoreIndex options: %s", ", ".join(sorted(index_kwargs)))
-        kb = ToolKnowledgeBase(path, embedder=_resolve_embedder(embedder, embed_model),
-                                config=RetrievalConfig.for_llm(config, llm), llm=llm)
+        kb = ToolKnowledgeBase(
+            path,
+            embedder=_resolve_embedder(embedder, embed_model),
+            config=RetrievalConfig.for_llm(config, llm),
+            llm=llm,
+        )
         # sync: a knowledge base already at ``path`` ends up holding exactly ``objects``,
         # and only tools new or changed since it was built are embedded.
         return cls._attach(kb, objects, sync=True, progress=show_progress)
@@ -200,8 +206,12 @@ class ToolObjectIndex:
             kb.add(docs, progress=progress, upsert=True)  # tools changed since indexing: meant
         else:
             report = kb.sync(docs, progress=progress)
-            logger.debug("synced tools: %d added, %d updated, %d removed", len(report.added), len(report.updated),
-                        len(report.removed))
+            logger.debug(
+                "synced tools: %d added, %d updated, %d removed",
+                len(report.added),
+                len(report.updated),
+                len(report.removed),
+            )
         return cls(kb, ToolNodeMapping(tools, live=kb.live_tools))
 
     # ------------------------------------------------------------------ writing
@@ -212,8 +222,9 @@ class ToolObjectIndex:
         self._mapping.add_object(tool)
         self._kb.add([doc], upsert=True)
 
-    def persist(self, persist_dir: str | os.PathLike[str] = DEFAULT_PERSIST_DIR,
-                obj_node_mapping_fname: str = MANIFEST_FILE) -> None:
+    def persist(
+        self, persist_dir: str | os.PathLike[str] = DEFAULT_PERSIST_DIR, obj_node_mapping_fname: str = MANIFEST_FILE
+    ) -> None:
         """Save the knowledge base and the tool names in ``persist_dir``.
 
         A knowledge base created with ``path=persist_dir`` is saved in place. Otherwise
@@ -258,8 +269,12 @@ class ToolObjectIndex:
             )
         tools = list(objects) if objects is not None else _tools_of_mapping(object_node_mapping)
         names = read_manifest(Path(persist_dir), obj_node_mapping_fname)
-        kb = ToolKnowledgeBase.load(persist_dir, embedder=_resolve_embedder(embedder, embed_model),
-                                    config=RetrievalConfig.for_llm(config, llm), llm=llm)
+        kb = ToolKnowledgeBase.load(
+            persist_dir,
+            embedder=_resolve_embedder(embedder, embed_model),
+            config=RetrievalConfig.for_llm(config, llm),
+            llm=llm,
+        )
         return cls._attach(kb, tools, sync=sync, required=names)
 
     # ------------------------------------------------------------------ reading
@@ -286,8 +301,14 @@ class ToolObjectIndex:
         keep_used = opts.pop("keep_used", 0)
         beyond = bool(opts.pop("used_beyond_k", False))
         condensed = bool(opts.pop("condensed_descriptions", False))
-        return ToolObjectRetriever(ToolRetriever(self._kb, **opts), self._mapping, node_postprocessors,
-                                   keep_used=keep_used, used_beyond_k=beyond, condensed_descriptions=condensed)
+        return ToolObjectRetriever(
+            ToolRetriever(self._kb, **opts),
+            self._mapping,
+            node_postprocessors,
+            keep_used=keep_used,
+            used_beyond_k=beyond,
+            condensed_descriptions=condensed,
+        )
 
     def warmup(self) -> float:
         """Load the embedding model and run one search now; returns the seconds it took.

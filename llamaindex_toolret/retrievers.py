@@ -51,6 +51,7 @@ __all__ = ["ToolObjectRetriever", "ToolRetriever"]
 
 logger = logging.getLogger("toolret")
 
+
 def _bundle(query: QueryType) -> QueryBundle:
     if isinstance(query, str):
         return QueryBundle(query_str=query)
@@ -130,17 +131,27 @@ class ToolRetriever(BaseRetriever):
             text = doc.card()
         keys = ["name", "tool_id", "field_scores", "penalty", "subtask", "match"]
         node = TextNode(
-            id_=tool_id, text=text, metadata={"name": tool_id, "tool_id": tool_id, **extra},
-            excluded_embed_metadata_keys=keys, excluded_llm_metadata_keys=keys,
+            id_=tool_id,
+            text=text,
+            metadata={"name": tool_id, "tool_id": tool_id, **extra},
+            excluded_embed_metadata_keys=keys,
+            excluded_llm_metadata_keys=keys,
         )
         return NodeWithScore(node=node, score=score)
 
     def _nodes(self, result: SearchResult) -> list[NodeWithScore]:
         self.last_result = result
         return [
-            self._node(t.id, t.score, {
-                "field_scores": dict(t.field_scores), "penalty": t.penalty, "subtask": t.subtask, "match": "search",
-            })
+            self._node(
+                t.id,
+                t.score,
+                {
+                    "field_scores": dict(t.field_scores),
+                    "penalty": t.penalty,
+                    "subtask": t.subtask,
+                    "match": "search",
+                },
+            )
             for t in result.tools
         ]
 
@@ -156,8 +167,9 @@ class ToolRetriever(BaseRetriever):
         if hit is not None:
             return [hit]
         turns = _before(await self.memory.aget_all(), query_bundle.query_str) if self.memory is not None else None
-        return self._nodes(await self.kb.asearch(query_bundle.query_str, k=self.k, config=self.config,
-                                                 conversation=turns))
+        return self._nodes(
+            await self.kb.asearch(query_bundle.query_str, k=self.k, config=self.config, conversation=turns)
+        )
 
 
 class ToolObjectRetriever(ObjectRetriever[BaseTool]):
@@ -228,8 +240,7 @@ class ToolObjectRetriever(ObjectRetriever[BaseTool]):
                 logger.warning("no live LlamaIndex tool attached for %r; skipped (insert_object it)", tool_id)
             elif tool_id not in found:
                 found.append(tool_id)
-        used = [t for t in self.used_tools
-                if t not in found and t in self.retriever.kb and mapping.get(t) is not None]
+        used = [t for t in self.used_tools if t not in found and t in self.retriever.kb and mapping.get(t) is not None]
         ids = found + used if self.used_beyond_k else _within(found, used, self._limit())
         return self._present([tool for t in ids if (tool := mapping.get(t)) is not None])
 

@@ -34,7 +34,9 @@ def _imports(path: Path, module: str, known: set[str]) -> set[str]:
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
-                base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else []))
+                base = ".".join(
+                    package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else [])
+                )
             # `from toolret.index import persistence` imports the module toolret.index.persistence
             names = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base for alias in node.names]
         else:
@@ -71,7 +73,7 @@ def test_there_is_no_import_cycle():
         stack.append(node)
         for nxt in sorted(graph[node]):
             if state.get(nxt) == 1:
-                cycle = stack[stack.index(nxt):] + [nxt]
+                cycle = stack[stack.index(nxt) :] + [nxt]
                 pytest.fail("import cycle: " + " -> ".join(cycle))
             if nxt not in state:
                 visit(nxt)

@@ -10,9 +10,7 @@ import pytest
 
 import toolret
 
-MODULES = sorted(
-    name for _, name, _ in pkgutil.walk_packages(toolret.__path__, prefix="toolret.")
-)
+MODULES = sorted(name for _, name, _ in pkgutil.walk_packages(toolret.__path__, prefix="toolret."))
 
 
 @pytest.mark.parametrize("module_name", MODULES)

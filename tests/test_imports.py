@@ -5,10 +5,30 @@ from __future__ import annotations
 import toolret
 
 EXPECTED = {
-    "FIELDS", "ConfigError", "DatasetError", "FieldWeights", "InvalidToolError", "KnowledgeBaseError",
-    "MissingDependencyError", "ModelMismatchError", "PenaltyConfig", "QueryError", "RetrievalConfig",
-    "ScoredTool", "SearchResult", "SyncReport", "ToolDoc", "ToolKnowledgeBase", "ToolNotFoundError",
-    "ToolParam", "ToolRetError", "TraceStep", "__version__", "K", "validate_k", "INDEX_FIELDS",
+    "FIELDS",
+    "ConfigError",
+    "DatasetError",
+    "FieldWeights",
+    "InvalidToolError",
+    "KnowledgeBaseError",
+    "MissingDependencyError",
+    "ModelMismatchError",
+    "PenaltyConfig",
+    "QueryError",
+    "RetrievalConfig",
+    "ScoredTool",
+    "SearchResult",
+    "SyncReport",
+    "ToolDoc",
+    "ToolKnowledgeBase",
+    "ToolNotFoundError",
+    "ToolParam",
+    "ToolRetError",
+    "TraceStep",
+    "__version__",
+    "K",
+    "validate_k",
+    "INDEX_FIELDS",
 }
 
 

@@ -80,7 +80,6 @@ def _parse_ks(text: str) -> list[int]:
     return normalize_ks(values)
 
 
-
 # ---------------------------------------------------------------------------- retrievers
 # ---------------------------------------------------------------------------- verbs
 def _cmd_index(args: argparse.Namespace) -> int:
@@ -93,8 +92,10 @@ def _cmd_index(args: argparse.Namespace) -> int:
     ids = kb.add(tools, progress=True, upsert=True)  # re-indexing a changed file replaces its tools
     kb.save()
     seconds = time.perf_counter() - start
-    print(f"indexed {len(ids)} tools ({kind}) from {args.tools} into {args.kb} in {seconds:.1f} s "
-          f"({len(kb)} tools in total)")
+    print(
+        f"indexed {len(ids)} tools ({kind}) from {args.tools} into {args.kb} in {seconds:.1f} s "
+        f"({len(kb)} tools in total)"
+    )
     return 0
 
 
@@ -122,9 +123,7 @@ def _cmd_search(args: argparse.Namespace) -> int:
     fields.sort(key=lambda f: (list(FIELD_ABBREVIATIONS).index(f) if f in FIELD_ABBREVIATIONS else 99, f))
     headers = ["rank", "tool", "score"] + [FIELD_ABBREVIATIONS.get(f, f) for f in fields] + ["penalty"]
     rows = [
-        [rank, _truncate(tool.id, 60), tool.score]
-        + [tool.field_scores.get(f) for f in fields]
-        + [tool.penalty]
+        [rank, _truncate(tool.id, 60), tool.score] + [tool.field_scores.get(f) for f in fields] + [tool.penalty]
         for rank, tool in enumerate(result.tools, start=1)
     ]
     print(f"query: {args.query}")
@@ -172,7 +171,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     print(format_table(report_headers(ks), rows))
     if args.json:
         write_json(args.json, eval_json(reports, [method_label(m, args.preset) for m in methods]))
-        more = " (and every method's under \"methods\")" if len(methods) > 1 else ""
+        more = ' (and every method\'s under "methods")' if len(methods) > 1 else ""
         print(f"wrote {methods[-1]} report{more} to {args.json}")
     if args.plot:
         from toolret.eval.plots import plot_recall_curves
@@ -227,8 +226,9 @@ def _cmd_serve_mcp(args: argparse.Namespace) -> int:
     if not specs and len(kb) == 0:
         raise ConfigError("nothing to serve: give upstream servers (--server, --config) or a --kb that holds tools")
     server = build_proxy(servers=specs, kb=kb)
-    print(f"toolret: serving {len(specs)} MCP server(s) and {len(kb)} stored tools over {args.transport}",
-          file=sys.stderr)
+    print(
+        f"toolret: serving {len(specs)} MCP server(s) and {len(kb)} stored tools over {args.transport}", file=sys.stderr
+    )
     if args.transport == "stdio":
         server.run()
     else:
@@ -245,8 +245,14 @@ def _cmd_bench_scale(args: argparse.Namespace) -> int:
         raise ConfigError(f"--sizes expects comma-separated integers, got {args.sizes!r}") from None
     if not sizes or min(sizes) < 1:
         raise ConfigError("--sizes needs at least one positive size")
-    run_scale_bench(args.datasets_root, args.out, sizes=sizes, datasets=args.datasets.split(","),
-              per_dataset=args.queries, presets=dedupe(args.preset or ["fast", "balanced"]))
+    run_scale_bench(
+        args.datasets_root,
+        args.out,
+        sizes=sizes,
+        datasets=args.datasets.split(","),
+        per_dataset=args.queries,
+        presets=dedupe(args.preset or ["fast", "balanced"]),
+    )
     return 0
 
 
@@ -258,8 +264,11 @@ def build_parser() -> argparse.ArgumentParser:
     verbs = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     index = verbs.add_parser("index", help="index a tool file into a knowledge base")
-    index.add_argument("tools", help="JSON lines (benchmark records, OpenAI tool dicts or bare functions), an OpenAI "
-                                     "tool list, an MCP tools/list result or an OpenAPI 3 spec (JSON/YAML)")
+    index.add_argument(
+        "tools",
+        help="JSON lines (benchmark records, OpenAI tool dicts or bare functions), an OpenAI "
+        "tool list, an MCP tools/list result or an OpenAPI 3 spec (JSON/YAML)",
+    )
     index.add_argument("--kb", required=True, help="knowledge base directory (created if missing)")
     index.add_argument("--preset", default=DEFAULT_PRESET, help="retrieval preset stored with it (default: fast)")
     index.set_defaults(run=_cmd_index)
@@ -275,43 +284,72 @@ def build_parser() -> argparse.ArgumentParser:
     ev = verbs.add_parser("eval", help="evaluate retrieval on a benchmark dataset folder")
     ev.add_argument("--dataset", required=True, help="folder with tools.jsonl and queries.jsonl")
     ev.add_argument("--preset", default=DEFAULT_PRESET, help="preset for method mftr (default: fast)")
-    ev.add_argument("--method", action="append", choices=METHODS,
-                    help="mftr (the knowledge base, default), bm25 or cosine (single-signal baselines); "
-                         "repeat to compare")
+    ev.add_argument(
+        "--method",
+        action="append",
+        choices=METHODS,
+        help="mftr (the knowledge base, default), bm25 or cosine (single-signal baselines); repeat to compare",
+    )
     ev.add_argument("--k", default="1,5,10", help="cut-offs, comma-separated (default: 1,5,10)")
     ev.add_argument("--limit", type=int, default=None, help="evaluate a reproducible sample of N queries")
     ev.add_argument("--name-level", action="store_true", help="compare tools by name (id before '#'; BFCL)")
-    ev.add_argument("--fit-split", action="store_true",
-                    help="fit on 80%% of the queries (sha1 of the id), report on the other 20%%")
-    ev.add_argument("--fields", default=None,
-                    help="search only these index fields, comma-separated (ablation; default: all of "
-                         "description,parameters,response,examples,profile,questions,topics)")
-    ev.add_argument("--auto-k", action="store_true",
-                    help="measure TRACC on the k='auto' set of each query (mftr only; other metrics unchanged)")
-    ev.add_argument("--json", metavar="OUT", help="write the last method's report as JSON (with several methods, "
-                                                  "every method's report under \"methods\" too)")
+    ev.add_argument(
+        "--fit-split", action="store_true", help="fit on 80%% of the queries (sha1 of the id), report on the other 20%%"
+    )
+    ev.add_argument(
+        "--fields",
+        default=None,
+        help="search only these index fields, comma-separated (ablation; default: all of "
+        "description,parameters,response,examples,profile,questions,topics)",
+    )
+    ev.add_argument(
+        "--auto-k",
+        action="store_true",
+        help="measure TRACC on the k='auto' set of each query (mftr only; other metrics unchanged)",
+    )
+    ev.add_argument(
+        "--json",
+        metavar="OUT",
+        help="write the last method's report as JSON (with several methods, "
+        'every method\'s report under "methods" too)',
+    )
     ev.add_argument("--plot", metavar="OUT.png", help="draw Recall@1..20 of every method (needs matplotlib)")
     ev.set_defaults(run=_cmd_eval)
 
     bench = verbs.add_parser("bench", help="compare bm25 and presets on every dataset under a folder")
     bench.add_argument("--datasets-root", default="../shared/benchmarks", help="folder of dataset folders")
     bench.add_argument("--preset", action="append", help="preset to add to 'fast' (repeatable)")
-    bench.add_argument("--limit", type=int, default=DEFAULT_BENCH_LIMIT,
-                       help=f"queries per dataset, sampled with seed 0 (default: {DEFAULT_BENCH_LIMIT}; 0 = all)")
+    bench.add_argument(
+        "--limit",
+        type=int,
+        default=DEFAULT_BENCH_LIMIT,
+        help=f"queries per dataset, sampled with seed 0 (default: {DEFAULT_BENCH_LIMIT}; 0 = all)",
+    )
     bench.add_argument("--auto-k", action="store_true", help="TRACC of the presets measured with k='auto'")
-    bench.add_argument("--ablation", action="store_true",
-                       help="also run the one-out field ablation of the fast preset over the offline fields")
-    bench.add_argument("--fit", action="store_true",
-                       help="also compare the presets and balanced+fit on each dataset's 20%% test split")
-    bench.add_argument("--lodo", action="store_true",
-                       help="also choose the fusion's defaults leaving one dataset out in turn (signals cached "
-                            "under OUT/lodo) and print the left-out table and the worst set")
+    bench.add_argument(
+        "--ablation",
+        action="store_true",
+        help="also run the one-out field ablation of the fast preset over the offline fields",
+    )
+    bench.add_argument(
+        "--fit", action="store_true", help="also compare the presets and balanced+fit on each dataset's 20%% test split"
+    )
+    bench.add_argument(
+        "--lodo",
+        action="store_true",
+        help="also choose the fusion's defaults leaving one dataset out in turn (signals cached "
+        "under OUT/lodo) and print the left-out table and the worst set",
+    )
     bench.add_argument("--out", default=".bench", help="folder for bench.json and bench.md (default: .bench)")
     bench.set_defaults(run=run_bench)
 
     serve = verbs.add_parser("serve-mcp", help="an MCP server with search_tools and call_tool over other MCP servers")
-    serve.add_argument("--server", action="append", metavar="NAME=COMMAND|URL",
-                       help="an upstream MCP server: a command line (stdio) or an http(s) URL; repeatable")
+    serve.add_argument(
+        "--server",
+        action="append",
+        metavar="NAME=COMMAND|URL",
+        help="an upstream MCP server: a command line (stdio) or an http(s) URL; repeatable",
+    )
     serve.add_argument("--config", metavar="FILE", help='MCP client configuration JSON ({"mcpServers": {...}})')
     serve.add_argument("--kb", help="persistent knowledge base directory (default: in memory)")
     serve.add_argument("--chroma", metavar="HOST:PORT", help="use a knowledge base on a ChromaDB server instead")
@@ -324,7 +362,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     scale = verbs.add_parser("bench-scale", help="recall, latency and memory vs registry size (1k..100k tools)")
     scale.add_argument("--datasets-root", default="../shared/benchmarks", help="folder of dataset folders")
-    scale.add_argument("--sizes", default="1000,10000,30000,100000", help="registry sizes (default: 1000,10000,30000,100000)")
+    scale.add_argument(
+        "--sizes", default="1000,10000,30000,100000", help="registry sizes (default: 1000,10000,30000,100000)"
+    )
     scale.add_argument("--datasets", default="toole_single,bfcl", help="datasets whose queries are searched")
     scale.add_argument("--queries", type=int, default=200, help="queries sampled per dataset (seed 0; default 200)")
     scale.add_argument("--preset", action="append", help="preset to measure (repeatable; default fast and balanced)")

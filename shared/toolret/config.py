@@ -24,7 +24,16 @@ from toolret.documents.guards import DEFAULT_MAX_DOC_CHARS, DEFAULT_MAX_TOOLS
 from toolret.documents.tool_doc import INDEX_FIELDS
 from toolret.errors import ConfigError, QueryError
 
-__all__ = ["PRESETS", "K", "FieldWeights", "LearnedWeights", "PenaltyConfig", "PresetName", "RetrievalConfig", "validate_k"]
+__all__ = [
+    "PRESETS",
+    "K",
+    "FieldWeights",
+    "LearnedWeights",
+    "PenaltyConfig",
+    "PresetName",
+    "RetrievalConfig",
+    "validate_k",
+]
 
 PresetName = Literal["fast", "balanced", "full"]
 PRESETS: tuple[PresetName, ...] = ("fast", "balanced", "full")
@@ -129,7 +138,9 @@ class RetrievalConfig(BaseModel):
     field_weights: FieldWeights = Field(default_factory=FieldWeights)
     bias: float = 0.0
     lexical_weight: float = Field(
-        default=0.35, ge=0, le=1,
+        default=0.35,
+        ge=0,
+        le=1,
         description="Share of the lexical (BM25) signal within each field; the rest is dense.",
     )
     lexical_normalization: Literal["max", "bound"] = Field(
@@ -144,21 +155,28 @@ class RetrievalConfig(BaseModel):
         "[0, 1] over the query's candidate pool) or 'zscore' (standardised over the pool). See docs/method.md.",
     )
     lexical_floor: float = Field(
-        default=0.0, ge=0, le=1,
+        default=0.0,
+        ge=0,
+        le=1,
         description="minmax: a field's BM25 is divided by max(best candidate, lexical_floor x the query's "
         "achievable score), so a pool where every lexical match is weak is not stretched to 1.",
     )
     lexical_sd_floor: float = Field(
-        default=0.02, ge=0, le=1,
+        default=0.02,
+        ge=0,
+        le=1,
         description="zscore: a field's BM25 deviation over the pool is taken as at least this share of the "
         "query's achievable BM25, so a handful of near-equal candidates are not stretched to +-1.",
     )
     dense_sd_floor: float = Field(
-        default=0.05, ge=0, le=1,
+        default=0.05,
+        ge=0,
+        le=1,
         description="zscore: the cosine deviation over the pool is taken as at least this (cosine units).",
     )
     min_field_pool: int = Field(
-        default=5, ge=0,
+        default=5,
+        ge=0,
         description="zscore: a field fewer candidates than this have (LLM-written questions of one tool) is "
         "standardised with the statistics of all the query's fields instead of its own.",
     )
@@ -171,7 +189,8 @@ class RetrievalConfig(BaseModel):
     candidates_per_field: int = Field(default=50, ge=1, le=10_000)
     name_match_boost: float = Field(default=0.2, ge=0)
     exact_name_boost: float = Field(
-        default=3.0, ge=0,
+        default=3.0,
+        ge=0,
         description="Added when the whole query is a tool's name or id (an agent asking for a tool by name, "
         "as LlamaIndex agents do): on the pool-relative scale, enough to put that tool first.",
     )
@@ -183,14 +202,17 @@ class RetrievalConfig(BaseModel):
     )
     n_variants: int = Field(default=2, ge=0, le=3, description="Query variants per sub-task an LLM planner adds.")
     prf_docs: int = Field(
-        default=0, ge=0, le=10,
+        default=0,
+        ge=0,
+        le=10,
         description="Pseudo-relevance feedback for the LLM planner: this many top BM25 tools of the raw query "
         "(name and first sentence) are shown to it, as data, so its variants use the registry's vocabulary "
         "(full: 3). The offline planner ignores it.",
     )
     llm_timeout: float = Field(default=10.0, gt=0, description="Seconds an LLM step may take before it falls back.")
     llm_budget_s: float = Field(
-        default=30.0, ge=0,
+        default=30.0,
+        ge=0,
         description="Seconds all LLM steps of one search may take together; once spent, later LLM steps run "
         "their offline path (trace: fallback). 0 keeps every search offline.",
     )
@@ -199,23 +221,28 @@ class RetrievalConfig(BaseModel):
         description="With sub-tasks, the whole request also gets a share of the k slots.",
     )
     split_gate: float | None = Field(
-        default=None, ge=0,
+        default=None,
+        ge=0,
         description="Balanced: a sub-task is a need of its own only when it matches its best tool better (raw "
         "cosine, by at least this) than the whole request matches that tool; otherwise it is a fragment "
-        "(\"I'm moving to Japan.\") and is not searched on its own. When fewer than two sub-tasks remain the "
+        '("I\'m moving to Japan.") and is not searched on its own. When fewer than two sub-tasks remain the '
         "request is ranked as one. Offline plans only (an LLM's split is kept); None keeps every split.",
     )
     split_clear: float = Field(
-        default=2.5, ge=0,
+        default=2.5,
+        ge=0,
         description="With split_gate: a sub-task whose best tool stands this many standard deviations above "
-        "its candidate pool is kept however its cosine compares (\"send an email to Bob about it\").",
+        'its candidate pool is kept however its cosine compares ("send an email to Bob about it").',
     )
     history_weight: float = Field(
-        default=0.0, ge=0,
+        default=0.0,
+        ge=0,
         description="Weight of the tool-use memory h(t) (toolret.retrieval.memory); 0 ignores recorded bundles.",
     )
     history_neighbors: int = Field(default=10, ge=1, description="Past requests consulted per query.")
-    use_learned: bool = Field(default=False, description="Score with the knowledge base's fitted weights when it has them.")
+    use_learned: bool = Field(
+        default=False, description="Score with the knowledge base's fitted weights when it has them."
+    )
     learned: LearnedWeights | None = Field(default=None, description="Set by the knowledge base from its fit.")
     reranker: Literal["none", "cross_encoder", "llm"] = Field(
         default="none",
@@ -232,7 +259,9 @@ class RetrievalConfig(BaseModel):
     )
     drop_irrelevant: bool = Field(default=True, description="The LLM reranker may drop tools it marks irrelevant.")
     reflect_rounds: int = Field(
-        default=0, ge=0, le=5,
+        default=0,
+        ge=0,
+        le=5,
         description="Self-reflection rounds: re-query sub-tasks no selected tool covers (0 turns it off).",
     )
     reflect_judge: Literal["offline", "llm"] = Field(
@@ -242,12 +271,14 @@ class RetrievalConfig(BaseModel):
         default=0.4, ge=0, le=1, description="Offline coverage: a sub-task is covered by a tool scoring at least this."
     )
     auto_margin: float = Field(
-        default=1.0, ge=0,
+        default=1.0,
+        ge=0,
         description="k='auto' keeps tools scoring within this margin of the best (per sub-task).",
     )
     auto_max_k: int = Field(default=5, ge=1, description="Most tools k='auto' returns.")
     auto_subtask_margin: float | None = Field(
-        default=2.0, ge=0,
+        default=2.0,
+        ge=0,
         description="k='auto' leaves out a sub-task whose best tool scores more than this below the request's "
         "best tool (a fragment no tool answers well); None keeps every sub-task's best tool.",
     )
@@ -258,10 +289,14 @@ class RetrievalConfig(BaseModel):
     )
     max_query_chars: int = Field(default=8_000, ge=16)
     max_k: int = Field(default=200, ge=1)
-    max_tools: int = Field(default=DEFAULT_MAX_TOOLS, ge=1,
-                           description="Most tools a knowledge base holds (add/sync refuse more; docs/security.md).")
-    max_doc_chars: int = Field(default=DEFAULT_MAX_DOC_CHARS, ge=1_000,
-                               description="Largest tool document, in characters of its stored JSON.")
+    max_tools: int = Field(
+        default=DEFAULT_MAX_TOOLS,
+        ge=1,
+        description="Most tools a knowledge base holds (add/sync refuse more; docs/security.md).",
+    )
+    max_doc_chars: int = Field(
+        default=DEFAULT_MAX_DOC_CHARS, ge=1_000, description="Largest tool document, in characters of its stored JSON."
+    )
 
     def __init__(self, **data: object) -> None:
         try:
@@ -283,7 +318,9 @@ class RetrievalConfig(BaseModel):
             return None
         unknown = [f for f in value if f not in INDEX_FIELDS]
         if unknown:
-            raise ConfigError(f"unknown field(s) {', '.join(map(repr, unknown))}; choose from {', '.join(INDEX_FIELDS)}")
+            raise ConfigError(
+                f"unknown field(s) {', '.join(map(repr, unknown))}; choose from {', '.join(INDEX_FIELDS)}"
+            )
         if not value:
             raise ConfigError("fields is empty: a search needs at least one field")
         return tuple(f for f in INDEX_FIELDS if f in value)
@@ -308,8 +345,12 @@ class RetrievalConfig(BaseModel):
             nested = getattr(self, key)
             if isinstance(nested, BaseModel) and isinstance(value, Mapping):
                 for inner in value:
-                    _check_name(inner, type(nested).model_fields, f"{type(nested).__name__} ({key}) has no field",
-                                prefix=f"{key}.")
+                    _check_name(
+                        inner,
+                        type(nested).model_fields,
+                        f"{type(nested).__name__} ({key}) has no field",
+                        prefix=f"{key}.",
+                    )
                 value = {**nested.model_dump(), **value}
             data[key] = value.model_dump() if isinstance(value, BaseModel) else value
         return type(self)(**data)
@@ -327,12 +368,26 @@ class RetrievalConfig(BaseModel):
         if name == "fast":
             return cls(name=name)
         if name == "balanced":
-            return cls(name=name, planner="offline", history_weight=MEMORY_WEIGHT, use_learned=True,
-                       reranker="cross_encoder", reflect_rounds=BALANCED_REFLECT_ROUNDS,
-                       split_gate=BALANCED_SPLIT_GATE)
-        return cls(name=name, planner="llm", history_weight=MEMORY_WEIGHT, use_learned=True,
-                   split_gate=BALANCED_SPLIT_GATE,
-                   reranker="llm", reflect_rounds=2, reflect_judge="llm", prf_docs=3)
+            return cls(
+                name=name,
+                planner="offline",
+                history_weight=MEMORY_WEIGHT,
+                use_learned=True,
+                reranker="cross_encoder",
+                reflect_rounds=BALANCED_REFLECT_ROUNDS,
+                split_gate=BALANCED_SPLIT_GATE,
+            )
+        return cls(
+            name=name,
+            planner="llm",
+            history_weight=MEMORY_WEIGHT,
+            use_learned=True,
+            split_gate=BALANCED_SPLIT_GATE,
+            reranker="llm",
+            reflect_rounds=2,
+            reflect_judge="llm",
+            prf_docs=3,
+        )
 
     @classmethod
     def resolve(cls, value: RetrievalConfig | str | None, default: RetrievalConfig | None = None) -> RetrievalConfig:

@@ -30,6 +30,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from typing_extensions import Unpack
+
 from toolret.config import K, LearnedWeights, RetrievalConfig
 from toolret.documents.tool_doc import ToolDoc
 from toolret.errors import KnowledgeBaseError, ToolNotFoundError, ToolRetError
@@ -38,7 +40,7 @@ from toolret.index.embedding import Embedder
 from toolret.index.writer import IndexWriter, SyncReport
 from toolret.results import SearchResult
 from toolret.retrieval.conversation import as_chat_history
-from toolret.retrieval.driver import drive
+from toolret.retrieval.driver import SearchOptions, drive
 from toolret.retrieval.pipeline import SearchState, checked_query
 from toolret.retrieval.rerank import CrossEncoderCache
 from toolret.retrieval.tool_memory import ToolMemory
@@ -49,9 +51,8 @@ __all__ = ["SyncReport", "ToolKnowledgeBase"]
 class ToolKnowledgeBase:
     """Tool documents, their per-field embeddings and lexical indexes, and the search over them.
 
-    * ``path=None``: in memory (ChromaDB's in-process client). With a path: a ChromaDB
-      ``PersistentClient`` directory, with the BM25 indexes saved beside it by :meth:`save`.
-      ``client=`` takes any ChromaDB client instead, e.g. an ``HttpClient`` for a shared server.
+    * ``path=None``: in memory. With a path: a ChromaDB directory, BM25 indexes saved beside it by
+      :meth:`save`. ``client=`` takes any ChromaDB client, e.g. an ``HttpClient`` (shared server).
     * ``embedder``: ``None`` for the packaged all-MiniLM-L6-v2 (offline), a sentence-transformers
       name or path, an :class:`~toolret.index.embedding.Embedder`, or a ``texts -> vectors`` callable.
     * ``config``: a :class:`RetrievalConfig` or a preset name (``"fast"``).
@@ -82,8 +83,9 @@ class ToolKnowledgeBase:
         persistence.make_dir(self.path)
         try:
             store, self.embedder = persistence.open_store(self.path, client, collection, embedder)
-            self._writer = IndexWriter(store, self.embedder, self.config, expander=expander,
-                                       offline_expansion=offline_expansion)
+            self._writer = IndexWriter(
+                store, self.embedder, self.config, expander=expander, offline_expansion=offline_expansion
+            )
             self._writer.snapshot = persistence.load_snapshot(self._writer, self.path)
             self._memory = ToolMemory(self._writer)
         except ToolRetError:
@@ -93,21 +95,20 @@ class ToolKnowledgeBase:
                 raise  # in memory there is no stored data to blame
             raise KnowledgeBaseError(persistence.damaged_message(self.path, exc)) from exc
 
-    # ------------------------------------------------------------------ construction
     @classmethod
     def load(cls, path: str | os.PathLike[str], **kwargs: Any) -> ToolKnowledgeBase:
         """Reopen a knowledge base saved at ``path``; an empty or missing directory is an error."""
-        folder = Path(path)
-        if not folder.is_dir() or not (folder / persistence.MANIFEST).exists():
-            raise KnowledgeBaseError(
-                f"no toolret knowledge base at {str(folder)!r}; build one with `toolret index` or ToolKnowledgeBase(path).add(...)"
-            )
-        return cls(folder, **kwargs)
+        return cls(persistence.saved_folder(path), **kwargs)
 
     @classmethod
     def connect(
-        cls, host: str = "127.0.0.1", port: int = 8000, *, ssl: bool = False,
-        headers: dict[str, str] | None = None, **kwargs: Any,
+        cls,
+        host: str = "127.0.0.1",
+        port: int = 8000,
+        *,
+        ssl: bool = False,
+        headers: dict[str, str] | None = None,
+        **kwargs: Any,
     ) -> ToolKnowledgeBase:
         """Open (or create) a knowledge base on a ChromaDB server (``chroma run``).
 
@@ -126,7 +127,6 @@ class ToolKnowledgeBase:
         (kb := cls(**kwargs)).add(tools)
         return kb
 
-    # ------------------------------------------------------------------ reading
     def __len__(self) -> int:
         return len(self._writer.snapshot)
 
@@ -160,26 +160,13 @@ class ToolKnowledgeBase:
 
     def bind(self, objects: Iterable[Any]) -> int:
         """Re-attach live tool objects after reopening a saved knowledge base; returns how many matched."""
-        from toolret.sources.ingest import to_tool_doc
+        return self._writer.bind(objects)
 
-        matched: dict[str, Any] = {}
-        names: dict[str, str] = {}
-        for obj in objects:
-            doc = to_tool_doc(obj)
-            if doc.id in self._writer.snapshot.index_of:
-                matched[doc.id] = obj
-                names[doc.id] = doc.name
-        self._writer.live.update(matched, names=names)
-        return len(matched)
-
-    # ------------------------------------------------------------------ search
-    def search(
-        self, query: str, k: K = 5, *, config: RetrievalConfig | str | None = None,
-        conversation: Iterable[Any] | None = None, llm: Any = None, history: Iterable[Any] | None = None,
-    ) -> SearchResult:
+    def search(self, query: str, k: K = 5, **options: Unpack[SearchOptions]) -> SearchResult:
         """The ``k`` tools that best serve ``query``, best first, with per-field evidence.
 
-        ``k="auto"`` returns a precise set instead: the tools within ``config.auto_margin``
+        Options (:class:`~toolret.retrieval.driver.SearchOptions`): ``config`` (a preset name or
+        :class:`RetrievalConfig`; default the knowledge base's). ``k="auto"`` returns a precise set instead: the tools within ``config.auto_margin``
         of the best score (per sub-task), at most ``config.auto_max_k``. ``conversation`` is the
         chat before ``query`` (toolret/LangChain/LlamaIndex chat messages, role/content
         mappings or pairs; see :mod:`toolret.retrieval.conversation`): the LLM planner uses it to
@@ -188,24 +175,28 @@ class ToolKnowledgeBase:
         steps use instead of the knowledge base's ``llm`` (several agents sharing one knowledge
         base can each bring their own; the knowledge base is not changed).
         """
-        return drive(self.begin_search(query, k, config=config, conversation=conversation, llm=llm, history=history))
+        return drive(self.begin_search(query, k, **options))
 
-    async def asearch(
-        self, query: str, k: K = 5, *, config: RetrievalConfig | str | None = None,
-        conversation: Iterable[Any] | None = None, llm: Any = None, history: Iterable[Any] | None = None,
-    ) -> SearchResult:
+    async def asearch(self, query: str, k: K = 5, **options: Unpack[SearchOptions]) -> SearchResult:
         """:meth:`search` without blocking the event loop: the same driver, in a worker thread."""
-        state = self.begin_search(query, k, config=config, conversation=conversation, llm=llm, history=history)
+        state = self.begin_search(query, k, **options)
         return await asyncio.to_thread(drive, state)
 
     def begin_search(
-        self, query: str, k: K = 5, *, config: RetrievalConfig | str | None = None,
-        conversation: Iterable[Any] | None = None, llm: Any = None, history: Iterable[Any] | None = None,
+        self,
+        query: str,
+        k: K = 5,
+        *,
+        config: RetrievalConfig | str | None = None,
+        conversation: Iterable[Any] | None = None,
+        llm: Any = None,
+        history: Iterable[Any] | None = None,
     ) -> SearchState:
         """A validated, not yet run search, for driving the stages one by one (:mod:`toolret.retrieval.driver`)."""
         if history is not None:
-            warnings.warn("search(history=...) is deprecated; pass the chat as conversation=...",
-                          DeprecationWarning, stacklevel=3)
+            warnings.warn(
+                "search(history=...) is deprecated; pass the chat as conversation=...", DeprecationWarning, stacklevel=3
+            )
             conversation = history if conversation is None else conversation
         cfg = RetrievalConfig.resolve(config, self.config)
         learned = self._memory.learned
@@ -214,13 +205,19 @@ class ToolKnowledgeBase:
         text = checked_query(query, k, cfg)
         auto = k == "auto"
         return SearchState(
-            snap=self._writer.snapshot, embedder=self.embedder, query=text.text, trace=text.trace(),
-            k=cfg.auto_max_k if auto else int(k), config=cfg, llm=self.llm if llm is None else llm,
-            memory=self._memory.history, cross_encoder=self._rerankers.get(cfg), auto=auto,
+            snap=self._writer.snapshot,
+            embedder=self.embedder,
+            query=text.text,
+            trace=text.trace(),
+            k=cfg.auto_max_k if auto else int(k),
+            config=cfg,
+            llm=self.llm if llm is None else llm,
+            memory=self._memory.history,
+            cross_encoder=self._rerankers.get(cfg),
+            auto=auto,
             conversation=as_chat_history(conversation),
         )
 
-    # ------------------------------------------------------------------ tool-use memory
     def record(self, query: str, tool_ids: Sequence[str]) -> None:
         """Remember that ``query`` was served by ``tool_ids`` (the tools the agent actually used)."""
         self.record_many([(query, tool_ids)])
@@ -247,7 +244,6 @@ class ToolKnowledgeBase:
     def history_size(self) -> int:
         return len(self._memory.history)
 
-    # ------------------------------------------------------------------ writing
     @property
     def expander(self) -> Any:
         """The :class:`toolret.index.expansion.LLMExpander` run on tools as they are added (None: offline only)."""

@@ -84,8 +84,20 @@ def ask_user(question: str) -> str:
     return "the user says: yes"
 
 
-TOOLS = [get_weather, convert_currency, send_email, search_web, create_calendar_event, translate_text,
-         get_stock_price, book_flight, calculate_mortgage, read_file, set_reminder, ask_user]
+TOOLS = [
+    get_weather,
+    convert_currency,
+    send_email,
+    search_web,
+    create_calendar_event,
+    translate_text,
+    get_stock_price,
+    book_flight,
+    calculate_mortgage,
+    read_file,
+    set_reminder,
+    ask_user,
+]
 
 
 @pytest.fixture(scope="session")

@@ -29,13 +29,25 @@ def test_several_turns_search_seed_and_evict_within_the_cap(tool_index, tools):
         return tool_call("book_flight", origin="CDG", destination="FCO", date="2025-06-03")
 
     replies = [
-        tool_call("get_weather", city="Paris"), "Sunny.",                                  # turn 1
-        "About 3200 yen.",                                                                  # turn 2
-        tool_call("search_tools", query="book a plane ticket"), book_found_flight, "Booked.",  # turn 3
+        tool_call("get_weather", city="Paris"),
+        "Sunny.",  # turn 1
+        "About 3200 yen.",  # turn 2
+        tool_call("search_tools", query="book a plane ticket"),
+        book_found_flight,
+        "Booked.",  # turn 3
     ]
     model = ScriptedChatModel(replies=replies)
-    agent = create_agent(model, tools, max_tools=3, seed_k=2, search_k=2, knowledge_base=tool_index.kb,
-                         system_prompt="You plan trips.", state_schema=TravelState, checkpointer=InMemorySaver())
+    agent = create_agent(
+        model,
+        tools,
+        max_tools=3,
+        seed_k=2,
+        search_k=2,
+        knowledge_base=tool_index.kb,
+        system_prompt="You plan trips.",
+        state_schema=TravelState,
+        checkpointer=InMemorySaver(),
+    )
     turns = ["what's the weather in Paris?", "how many yen is 20 euros?", "get me to Rome on June 3rd"]
 
     agent.invoke({"messages": [HumanMessage(turns[0])], "traveller": "Ada"}, THREAD)
@@ -64,8 +76,9 @@ def test_several_turns_search_seed_and_evict_within_the_cap(tool_index, tools):
 
 
 def test_without_seeding_the_model_starts_from_search_only(tool_index, tools):
-    model = ScriptedChatModel(replies=[tool_call("search_tools", query="stock price"),
-                                       tool_call("get_stock_price", ticker="ACME"), "123.45"])
+    model = ScriptedChatModel(
+        replies=[tool_call("search_tools", query="stock price"), tool_call("get_stock_price", ticker="ACME"), "123.45"]
+    )
     agent = create_agent(model, tools, seed_k=0, search_k=1, knowledge_base=tool_index.kb)
     out = agent.invoke({"messages": [HumanMessage("how is ACME doing on the market?")]})
     assert model.calls[0].tool_names == ["search_tools"]

@@ -20,8 +20,13 @@ def _registry() -> dict:
 
 
 def test_returns_an_uncompiled_graph_whose_retrieved_tools_are_bound_next(embedder):
-    model = ScriptedChatModel(replies=[tool_call("retrieve_tools", query="play some jazz music"),
-                                       tool_call("play_music", request="jazz"), "Playing jazz."])
+    model = ScriptedChatModel(
+        replies=[
+            tool_call("retrieve_tools", query="play some jazz music"),
+            tool_call("play_music", request="jazz"),
+            "Playing jazz.",
+        ]
+    )
     builder = create_agent(model, _registry(), limit=2)
     assert isinstance(builder, StateGraph)
     out = builder.compile().invoke({"messages": [HumanMessage("put on some jazz")]})
@@ -39,8 +44,11 @@ def test_plain_functions_filter_and_a_custom_retrieval_with_the_store():
     registry = {"sqrt": math.sqrt, "floor": math.floor}
     model = ScriptedChatModel(replies=[tool_call("retrieve_tools", query="square root"), "done"])
     store = InMemoryStore()
-    out = create_agent(model, registry, retrieve_tools_function=retrieve).compile(store=store).invoke(
-        {"messages": [HumanMessage("root of 2")]})
+    out = (
+        create_agent(model, registry, retrieve_tools_function=retrieve)
+        .compile(store=store)
+        .invoke({"messages": [HumanMessage("root of 2")]})
+    )
     assert out["selected_tool_ids"] == ["sqrt"] and model.calls[1].tool_names == ["retrieve_tools", "sqrt"]
     assert store.get(("seen",), "q").value == {"query": "square root"}
 
@@ -50,8 +58,11 @@ def test_filter_keeps_only_matching_tools_searchable():
     for tool in tools:
         tool.metadata = {"area": "home" if tool.name in {"turn_on_lights", "set_thermostat"} else "other"}
     model = ScriptedChatModel(replies=[tool_call("retrieve_tools", query="book a flight"), "ok"])
-    out = create_agent(model, {t.name: t for t in tools}, limit=2, filter={"area": "home"}).compile().invoke(
-        {"messages": [HumanMessage("book a flight")]})
+    out = (
+        create_agent(model, {t.name: t for t in tools}, limit=2, filter={"area": "home"})
+        .compile()
+        .invoke({"messages": [HumanMessage("book a flight")]})
+    )
     assert set(out["selected_tool_ids"]) <= {"turn_on_lights", "set_thermostat"}
 
 

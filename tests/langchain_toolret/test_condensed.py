@@ -118,8 +118,9 @@ def test_an_llm_card_gives_usage_and_an_example_call(kb):
 
 
 def test_always_include_tools_are_condensed_too_but_not_the_search_tool(kb):
-    agent, model, _ = _agent(kb, ["ok"], k=1, always_include=["get_weather"], search_tool=True,
-                             condensed_descriptions=True)
+    agent, model, _ = _agent(
+        kb, ["ok"], k=1, always_include=["get_weather"], search_tool=True, condensed_descriptions=True
+    )
     agent.invoke({"messages": [HumanMessage("book a flight from Paris to Rome on June 3")]}, THREAD)
     bound = _descriptions(model.calls[0])
     assert list(bound)[:2] == ["get_weather", "search_tools"]
@@ -139,8 +140,9 @@ def test_always_include_outside_the_knowledge_base_gets_its_offline_card(kb):
         return "approved"
 
     model = ScriptedChatModel(replies=["ok"])
-    middleware = ToolSelectionMiddleware(k=1, knowledge_base=kb, always_include=["ask_supervisor"],
-                                         condensed_descriptions=True)
+    middleware = ToolSelectionMiddleware(
+        k=1, knowledge_base=kb, always_include=["ask_supervisor"], condensed_descriptions=True
+    )
     agent = create_langchain_agent(model, tools=[*ALL_TOOLS, ask_supervisor], middleware=[middleware])
     agent.invoke({"messages": [HumanMessage("what is the stock price of ACME?")]})
     assert "ask_supervisor" not in kb
@@ -182,8 +184,15 @@ def test_copies_are_cached_and_rebuilt_when_the_tool_changes(kb):
 
 async def test_agentic_create_agent_binds_condensed_copies(kb):
     model = ScriptedChatModel(replies=[tool_call("lookup_exchange_rate", base="EUR", quote="USD"), "1.08."])
-    agent = create_agent(model, ALL_TOOLS, max_tools=4, seed_k=2, knowledge_base=kb, condensed_descriptions=True,
-                         checkpointer=InMemorySaver())
+    agent = create_agent(
+        model,
+        ALL_TOOLS,
+        max_tools=4,
+        seed_k=2,
+        knowledge_base=kb,
+        condensed_descriptions=True,
+        checkpointer=InMemorySaver(),
+    )
     out = await agent.ainvoke({"messages": [HumanMessage("today's exchange rate from EUR to USD?")]}, THREAD)
     bound = _descriptions(model.calls[0])
     assert bound["lookup_exchange_rate"] == "Look up today's exchange rate between two currencies."

@@ -8,8 +8,10 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langchain_toolret.conversation import conversation_query, follow_up_query, refers_back
 
 
-@pytest.mark.parametrize("text", ["and in Rome?", "what about Lyon", "do it again", "send that to Bob",
-                                  "book a table there", "same for tomorrow"])
+@pytest.mark.parametrize(
+    "text",
+    ["and in Rome?", "what about Lyon", "do it again", "send that to Bob", "book a table there", "same for tomorrow"],
+)
 def test_continuations_refer_back(text):
     assert refers_back(text)
 

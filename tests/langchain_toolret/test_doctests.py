@@ -10,9 +10,7 @@ import pytest
 
 import langchain_toolret
 
-MODULES = sorted(
-    name for _, name, _ in pkgutil.walk_packages(langchain_toolret.__path__, prefix="langchain_toolret.")
-)
+MODULES = sorted(name for _, name, _ in pkgutil.walk_packages(langchain_toolret.__path__, prefix="langchain_toolret."))
 
 
 @pytest.mark.parametrize("module_name", MODULES)

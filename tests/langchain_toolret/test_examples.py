@@ -12,10 +12,31 @@ import pytest
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 #: Enough of the standard-library registry for every example's requests, plus look-alikes.
-KEEP = ("math_factorial", "math_comb", "math_perm", "math_gcd", "math_log", "calendar_isleap", "calendar_leapdays",
-        "calendar_monthrange", "calendar_weekday", "difflib_get_close_matches", "difflib_ndiff", "statistics_median",
-        "statistics_mean", "textwrap_wrap", "textwrap_fill", "time_time", "random_rand", "random_random",
-        "hashlib_sha256", "hashlib_md5", "binascii_b2a_hex", "binascii_hexlify", "string_capwords")
+KEEP = (
+    "math_factorial",
+    "math_comb",
+    "math_perm",
+    "math_gcd",
+    "math_log",
+    "calendar_isleap",
+    "calendar_leapdays",
+    "calendar_monthrange",
+    "calendar_weekday",
+    "difflib_get_close_matches",
+    "difflib_ndiff",
+    "statistics_median",
+    "statistics_mean",
+    "textwrap_wrap",
+    "textwrap_fill",
+    "time_time",
+    "random_rand",
+    "random_random",
+    "hashlib_sha256",
+    "hashlib_md5",
+    "binascii_b2a_hex",
+    "binascii_hexlify",
+    "string_capwords",
+)
 
 
 @pytest.fixture(scope="module")
@@ -95,8 +116,15 @@ def test_agentic_example(small_registry, monkeypatch, capsys):
 
 @pytest.mark.slow
 def test_token_savings_example(small_registry, monkeypatch, capsys, tmp_path):
-    out = _run("langchain_token_savings", small_registry, monkeypatch, capsys, "--condensed",
-               "--json", str(tmp_path / "r.json"))
+    out = _run(
+        "langchain_token_savings",
+        small_registry,
+        monkeypatch,
+        capsys,
+        "--condensed",
+        "--json",
+        str(tmp_path / "r.json"),
+    )
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["selector"]["tokens_per_call_mean"] < report["all_tools_tokens_per_call"] / 5
     assert report["agentic"]["tools_per_call_max"] <= 11

@@ -31,8 +31,9 @@ def test_the_graph_returns_what_search_returns(tool_index, config, query):
     graph = build_tool_retrieval_graph(tool_index, k=4, config=config)
     out = graph.invoke({"query": query})
     expected = tool_index.kb.search(query, 4, config=config)
-    assert [(t.id, t.score, t.subtask) for t in out["result"].tools] == \
-        [(t.id, t.score, t.subtask) for t in expected.tools]
+    assert [(t.id, t.score, t.subtask) for t in out["result"].tools] == [
+        (t.id, t.score, t.subtask) for t in expected.tools
+    ]
     assert [s.stage for s in out["trace"]] == [s.stage for s in expected.trace]
     assert out["selected_tools"] == [t.name for t in expected.tools]
 
@@ -41,20 +42,35 @@ def test_nodes_are_the_phases_and_reflection_loops_back_within_its_bound(tool_in
     graph = build_tool_retrieval_graph(tool_index, k=3, config=REFLECTING)
     assert {"plan", "retrieve", "fuse", "rerank", "reflect"} <= set(graph.get_graph().nodes)
     visits = _visits(graph, {"query": MULTI})
-    assert visits == ["begin", "plan", "retrieve", "fuse", "rerank", "reflect",
-                      "retrieve", "reflect", "retrieve", "reflect", "finish"]
+    assert visits == [
+        "begin",
+        "plan",
+        "retrieve",
+        "fuse",
+        "rerank",
+        "reflect",
+        "retrieve",
+        "reflect",
+        "retrieve",
+        "reflect",
+        "finish",
+    ]
     one_round = RetrievalConfig.preset("balanced").model_copy(update={"reflect_rounds": 1, "coverage_threshold": 1.0})
-    assert _visits(build_tool_retrieval_graph(tool_index, k=3, config=one_round), {"query": MULTI}).count("retrieve") == 2
+    assert (
+        _visits(build_tool_retrieval_graph(tool_index, k=3, config=one_round), {"query": MULTI}).count("retrieve") == 2
+    )
     no_reflection = _visits(build_tool_retrieval_graph(tool_index, k=3, config="fast"), {"query": MULTI})
     assert no_reflection.count("retrieve") == 1 and no_reflection[-2:] == ["reflect", "finish"]
 
 
 def test_as_a_subgraph_of_a_parent_agent_graph_with_a_checkpointer(tool_index, tools):
-    model = ScriptedChatModel(replies=[tool_call("book_flight", origin="CDG", destination="FCO", date="2025-06-03"),
-                                       "Booked.", "Done."])
+    model = ScriptedChatModel(
+        replies=[tool_call("book_flight", origin="CDG", destination="FCO", date="2025-06-03"), "Booked.", "Done."]
+    )
     builder = StateGraph(ToolRetrievalState)
-    builder.add_node("select_tools", build_tool_retrieval_graph(tool_index, k=2, config="balanced",
-                                                                always_include=["ask_user"]))
+    builder.add_node(
+        "select_tools", build_tool_retrieval_graph(tool_index, k=2, config="balanced", always_include=["ask_user"])
+    )
     builder.add_node("agent", create_model_node(model, tools))
     builder.add_node("tools", ToolNode(tools))
     builder.add_edge(START, "select_tools")
@@ -84,10 +100,15 @@ async def test_async_invoke_and_a_conversation_input(tool_index):
 
 
 def test_full_preset_runs_the_llm_steps_through_the_chat_model(tool_index):
-    plan = {"rewritten": "weather in Paris and convert 20 euros to yen", "step_back": None, "subtasks": [
-        {"text": "weather forecast in Paris", "variants": [], "tool_description": "current weather for a city"},
-        {"text": "convert 20 euros to yen", "variants": [], "tool_description": "currency conversion"},
-    ]}
+    plan = {
+        "rewritten": "weather in Paris and convert 20 euros to yen",
+        "step_back": None,
+        "subtasks": [
+            {"text": "weather forecast in Paris", "variants": [], "tool_description": "current weather for a city"},
+            {"text": "convert 20 euros to yen", "variants": [], "tool_description": "currency conversion"},
+        ],
+    }
+
     def script():
         return ScriptedChatModel.structured([plan] + [ConnectionError("down")] * 8)
 

@@ -5,9 +5,20 @@ from __future__ import annotations
 import langchain_toolret
 
 EXPECTED = {
-    "ChatModelLLM", "ToolIndex", "ToolRetrievalState", "ToolRetriever", "ToolSearchMiddleware", "ToolSearchState",
-    "ToolSelectionMiddleware", "ToolSelectionState", "build_tool_retrieval_graph", "create_agent",
-    "create_model_node", "create_search_tool", "create_tool_retrieval_node", "tool_to_doc",
+    "ChatModelLLM",
+    "ToolIndex",
+    "ToolRetrievalState",
+    "ToolRetriever",
+    "ToolSearchMiddleware",
+    "ToolSearchState",
+    "ToolSelectionMiddleware",
+    "ToolSelectionState",
+    "build_tool_retrieval_graph",
+    "create_agent",
+    "create_model_node",
+    "create_search_tool",
+    "create_tool_retrieval_node",
+    "tool_to_doc",
 }
 
 

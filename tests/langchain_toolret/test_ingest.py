@@ -22,7 +22,9 @@ from toolret.sources.ingest import to_tool_doc
 
 def test_injected_arguments_are_not_indexed():
     @tool
-    def lookup(order_id: str, state: Annotated[dict, InjectedState], call_id: Annotated[str, InjectedToolCallId]) -> str:
+    def lookup(
+        order_id: str, state: Annotated[dict, InjectedState], call_id: Annotated[str, InjectedToolCallId]
+    ) -> str:
         """Look up an order by id."""
         return order_id
 

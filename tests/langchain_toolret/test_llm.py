@@ -111,12 +111,24 @@ def test_full_preset_plans_with_the_chat_model(embedder, tools):
     """The engine's LLM planner runs through the chat model, and falls back when it fails."""
     from langchain_toolret.index import ToolIndex
 
-    plan = {"rewritten": "weather in Paris and convert 20 euros to yen", "step_back": None, "subtasks": [
-        {"text": "weather forecast in Paris", "variants": ["Paris temperature"],
-         "tool_description": "current weather for a city", "extracted_args": ["city"]},
-        {"text": "convert 20 euros to yen", "variants": [],
-         "tool_description": "currency exchange conversion", "extracted_args": ["amount", "currency"]},
-    ]}
+    plan = {
+        "rewritten": "weather in Paris and convert 20 euros to yen",
+        "step_back": None,
+        "subtasks": [
+            {
+                "text": "weather forecast in Paris",
+                "variants": ["Paris temperature"],
+                "tool_description": "current weather for a city",
+                "extracted_args": ["city"],
+            },
+            {
+                "text": "convert 20 euros to yen",
+                "variants": [],
+                "tool_description": "currency exchange conversion",
+                "extracted_args": ["amount", "currency"],
+            },
+        ],
+    }
     model = ScriptedChatModel.structured([plan, ConnectionError("down")])
     index = ToolIndex.from_tools(tools, embedder=embedder, config="full", llm=model)
     assert isinstance(index.llm, ChatModelLLM) and index.kb.llm is index.llm  # its own knowledge base
@@ -135,9 +147,13 @@ def test_an_llm_given_over_a_shared_knowledge_base_stays_with_its_index(tool_ind
     """Two agents over one registry: one plans with its model, the other (and the kb) stays offline."""
     from langchain_toolret.index import ToolIndex
 
-    plan = {"rewritten": "weather in Paris", "step_back": None, "subtasks": [
-        {"text": "weather forecast in Paris", "variants": [], "tool_description": "current weather for a city"},
-    ]}
+    plan = {
+        "rewritten": "weather in Paris",
+        "step_back": None,
+        "subtasks": [
+            {"text": "weather forecast in Paris", "variants": [], "tool_description": "current weather for a city"},
+        ],
+    }
     model = ScriptedChatModel.structured([plan])
     with_model = ToolIndex.coerce(tool_index, config="full", llm=model)
     planned = with_model.search("wether in paris?", k=2)

@@ -41,8 +41,11 @@ def test_selects_k_tools_for_the_request(tools):
 
 def test_selection_is_pinned_inside_the_tool_loop_and_redone_on_a_new_turn(kb, tools):
     replies = [
-        tool_call("get_weather", city="Paris"), tool_call("get_weather", city="Lyon"), "Sunny in both.",
-        tool_call("convert_currency", amount=20, from_currency="EUR", to_currency="JPY"), "3200 yen.",
+        tool_call("get_weather", city="Paris"),
+        tool_call("get_weather", city="Lyon"),
+        "Sunny in both.",
+        tool_call("convert_currency", amount=20, from_currency="EUR", to_currency="JPY"),
+        "3200 yen.",
     ]
     agent, model, _ = _agent(tools, replies, k=2, knowledge_base=kb)
     agent.invoke({"messages": [HumanMessage("what's the weather in Paris and in Lyon?")]}, THREAD)
@@ -92,15 +95,21 @@ def test_escape_hatch_widens_the_set_for_the_rest_of_the_turn(kb, tools):
     assert "translate_text" not in model.calls[-1].tool_names
 
 
-@pytest.mark.parametrize(("fallback", "expected"), [
-    ("all", None), ("always_include", ["ask_user"]), (["search_web", "ask_user"], ["search_web", "ask_user"]),
-])
+@pytest.mark.parametrize(
+    ("fallback", "expected"),
+    [
+        ("all", None),
+        ("always_include", ["ask_user"]),
+        (["search_web", "ask_user"], ["search_web", "ask_user"]),
+    ],
+)
 def test_selector_failure_falls_back_and_logs(kb, tools, caplog, fallback, expected):
     def broken(messages):
         raise RuntimeError("query builder exploded")
 
-    agent, model, _ = _agent(tools, ["fine"], k=2, always_include=["ask_user"], fallback=fallback,
-                             query_builder=broken, knowledge_base=kb)
+    agent, model, _ = _agent(
+        tools, ["fine"], k=2, always_include=["ask_user"], fallback=fallback, query_builder=broken, knowledge_base=kb
+    )
     with caplog.at_level(logging.WARNING, logger="toolret"):
         out = agent.invoke({"messages": [HumanMessage("hello")]}, THREAD)
     assert out["messages"][-1].content == "fine"
@@ -111,8 +120,9 @@ def test_selector_failure_falls_back_and_logs(kb, tools, caplog, fallback, expec
 
 
 def test_no_user_message_falls_back_instead_of_crashing(kb, tools):
-    agent, model, _ = _agent(tools, ["ok"], k=2, fallback="always_include", always_include=["ask_user"],
-                             knowledge_base=kb)
+    agent, model, _ = _agent(
+        tools, ["ok"], k=2, fallback="always_include", always_include=["ask_user"], knowledge_base=kb
+    )
     agent.invoke({"messages": [AIMessage("How can I help?")]}, THREAD)
     assert model.calls[0].tool_names == ["ask_user"]
 
@@ -184,8 +194,9 @@ def test_one_oversized_tool_does_not_switch_narrowing_off(embedder, caplog):
     def lookup(term: str) -> str:
         return f"entry for {term}"
 
-    huge = StructuredTool.from_function(lookup, name="encyclopedia_lookup",
-                                        description="Look up an encyclopedia entry. " * 3_600)
+    huge = StructuredTool.from_function(
+        lookup, name="encyclopedia_lookup", description="Look up an encyclopedia entry. " * 3_600
+    )
     assert len(huge.description) > 108_000
     tools = [*registry50.registry(), huge]
     replies = ["Booked.", "Looked up."]
@@ -214,8 +225,9 @@ def test_fallback_all_never_sends_more_than_the_tool_limit(options, limit, caplo
 
 
 def test_a_new_request_does_not_inherit_the_previous_turns_tools(registry_kb):
-    agent, model, _ = _agent(registry50.registry(), ["Booked.", "Lights on.", "Playing."], k=3,
-                             knowledge_base=registry_kb)
+    agent, model, _ = _agent(
+        registry50.registry(), ["Booked.", "Lights on.", "Playing."], k=3, knowledge_base=registry_kb
+    )
     agent.invoke({"messages": [HumanMessage("Book me a flight from Paris to Rome on June 3")]}, THREAD)
     agent.invoke({"messages": [HumanMessage("turn on the kitchen lights")]}, THREAD)
     agent.invoke({"messages": [HumanMessage("play some jazz")]}, THREAD)
@@ -249,8 +261,11 @@ def test_a_knowledge_base_lacking_agent_tools_is_an_error_naming_them(tools, too
 
 
 def test_a_knowledge_base_with_extra_tools_still_binds_k_of_the_agents(registry_kb, caplog):
-    mine = [t for t in registry50.registry() if t.name in {"get_weather", "send_email", "translate_text",
-                                                          "set_alarm", "read_file"}]
+    mine = [
+        t
+        for t in registry50.registry()
+        if t.name in {"get_weather", "send_email", "translate_text", "set_alarm", "read_file"}
+    ]
     agent, model, _ = _agent(mine, ["ok"], k=3, knowledge_base=registry_kb)
     with caplog.at_level(logging.WARNING, logger="toolret"):
         agent.invoke({"messages": [HumanMessage("book a hotel room and a flight to Rome")]}, THREAD)
@@ -280,8 +295,9 @@ def test_the_selection_is_a_traced_child_run_with_query_tools_scores_and_trace(k
 
     recorder = Recorder()
     agent, model, _ = _agent(tools, ["Sunny."], k=2, knowledge_base=kb)
-    agent.invoke({"messages": [HumanMessage("is it going to rain in Paris today?")]},
-                 {**THREAD, "callbacks": [recorder]})
+    agent.invoke(
+        {"messages": [HumanMessage("is it going to rain in Paris today?")]}, {**THREAD, "callbacks": [recorder]}
+    )
     runs = [r for r in recorder.runs if r.name == "ToolSelectionMiddleware"]
     assert runs, sorted({r.name for r in recorder.runs})
     out = runs[0].outputs

@@ -85,8 +85,9 @@ async def test_async_retrieval_does_not_block_the_event_loop(tool_index):
             ticks += 1
 
     task = asyncio.create_task(ticker())
-    results = await asyncio.gather(*(retriever.ainvoke(q) for q in
-                                     ["weather in Oslo", "translate hello to French", "read the file notes.txt"]))
+    results = await asyncio.gather(
+        *(retriever.ainvoke(q) for q in ["weather in Oslo", "translate hello to French", "read the file notes.txt"])
+    )
     task.cancel()
     assert [r[0].id for r in results] == ["get_weather", "translate_text", "read_file"]
     assert ticks > 0
@@ -114,8 +115,11 @@ def test_bad_queries_raise_query_errors(tool_index):
 
 def test_a_request_over_eight_thousand_characters_is_searched_not_refused(tool_index):
     retriever = ToolRetriever(tool_index, k=3)
-    request = "Here is the log. " + "".join(f"Line {i}: the job ran and nothing happened. " for i in range(200)) \
+    request = (
+        "Here is the log. "
+        + "".join(f"Line {i}: the job ran and nothing happened. " for i in range(200))
         + "Read the file report.txt"
+    )
     assert len(request) > 8_000
     # 8,000 characters of revenue text around a one-line ask: the ask's tool is still among the top 3
     assert "read_file" in [doc.id for doc in retriever.invoke(request)]

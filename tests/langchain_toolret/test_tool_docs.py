@@ -33,8 +33,12 @@ def test_a_schema_that_does_not_convert_is_indexed_by_name(caplog):
         def tool_call_schema(self):  # what a hand-written tool with a bad schema does
             raise TypeError("unsupported annotation")
 
-    broken = Broken(name="broken_tool", description="Does a broken thing.", func=_lookup,
-                    args_schema=make_tool("x", "y").args_schema)
+    broken = Broken(
+        name="broken_tool",
+        description="Does a broken thing.",
+        func=_lookup,
+        args_schema=make_tool("x", "y").args_schema,
+    )
     with caplog.at_level(logging.WARNING, logger="toolret"):
         docs, live, _ = tolerant_docs([broken], 500_000)
     assert docs[0].name == "broken_tool" and docs[0].parameters == [] and list(live) == ["broken_tool"]

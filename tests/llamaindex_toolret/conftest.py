@@ -95,8 +95,16 @@ def translate_text(text: str, language: str) -> str:
     return f"[{language}] {text}"
 
 
-AGENT_FUNCTIONS = [get_weather, get_forecast, convert_currency, send_email, search_flights, book_hotel,
-                   get_stock_price, translate_text]
+AGENT_FUNCTIONS = [
+    get_weather,
+    get_forecast,
+    convert_currency,
+    send_email,
+    search_flights,
+    book_hotel,
+    get_stock_price,
+    translate_text,
+]
 
 
 def agent_tools() -> list[FunctionTool]:

@@ -27,9 +27,12 @@ Step = tuple[str, dict]
 
 def _turn(messages) -> tuple[str, list]:
     """The latest user request and the messages after it."""
-    last = max(i for i, m in enumerate(messages) if m.role == MessageRole.USER and
-               not (m.content or "").startswith("Observation:"))
-    return messages[last].content or "", messages[last + 1:]
+    last = max(
+        i
+        for i, m in enumerate(messages)
+        if m.role == MessageRole.USER and not (m.content or "").startswith("Observation:")
+    )
+    return messages[last].content or "", messages[last + 1 :]
 
 
 def tool_model(plans: dict[str, list[Step]], offered: list[list[str]], *, only_offered: bool = True):
@@ -66,8 +69,12 @@ def ok(calls: list[ToolCallResult]) -> list[str]:
 
 async def test_function_agent_multi_step_request(shared_index):
     request = "How much is 100 USD in EUR? Then e-mail the amount to bob@example.com."
-    plans = {request: [("convert_currency", {"amount": 100, "source": "USD", "target": "EUR"}),
-                       ("send_email", {"to": "bob@example.com", "subject": "amount", "body": "90 EUR"})]}
+    plans = {
+        request: [
+            ("convert_currency", {"amount": 100, "source": "USD", "target": "EUR"}),
+            ("send_email", {"to": "bob@example.com", "subject": "amount", "body": "90 EUR"}),
+        ]
+    }
     offered: list[list[str]] = []
     agent = FunctionAgent(tool_retriever=shared_index.as_retriever(similarity_top_k=4), llm=tool_model(plans, offered))
     answer, calls = await run_agent(agent, request)
@@ -98,8 +105,10 @@ async def test_follow_up_turn_still_finds_the_tool_used_before(shared_index):
 async def test_one_retriever_serving_unrelated_requests_does_not_leak_tools(shared_index):
     """The default retriever is shared by two unrelated runs: the second never sees the first's tool."""
     first, other = "What's the weather in Paris?", "Translate 'thank you' into German"
-    plans = {first: [("get_weather", {"city": "Paris"})],
-             other: [("translate_text", {"text": "thank you", "language": "German"})]}
+    plans = {
+        first: [("get_weather", {"city": "Paris"})],
+        other: [("translate_text", {"text": "thank you", "language": "German"})],
+    }
     offered: list[list[str]] = []
     agent = FunctionAgent(tool_retriever=shared_index.as_retriever(similarity_top_k=2), llm=tool_model(plans, offered))
     assert ok((await run_agent(agent, first))[1]) == ["get_weather"]
@@ -135,8 +144,9 @@ def react_model(plans: dict[str, list[Step]], offered: list[list[str]]):
             name, args = steps[len(observations)]
             if name not in names:
                 return ChatMessage(role="assistant", content=f"Thought: no tool fits.\nAnswer: no tool for {name}")
-            return ChatMessage(role="assistant", content=(
-                f"Thought: I need {name}.\nAction: {name}\nAction Input: {json.dumps(args)}"))
+            return ChatMessage(
+                role="assistant", content=(f"Thought: I need {name}.\nAction: {name}\nAction Input: {json.dumps(args)}")
+            )
         last = observations[-1].removeprefix("Observation:").strip() if observations else ""
         return ChatMessage(role="assistant", content=f"Thought: I can answer.\nAnswer: {last}")
 
@@ -145,8 +155,12 @@ def react_model(plans: dict[str, list[Step]], offered: list[list[str]]):
 
 async def test_react_agent_with_toolret_retriever(shared_index):
     request = "Find flights from Oslo to Rome on 2025-06-01, then book a hotel in Rome for 3 nights."
-    plans = {request: [("search_flights", {"origin": "Oslo", "destination": "Rome", "date": "2025-06-01"}),
-                       ("book_hotel", {"city": "Rome", "nights": 3})]}
+    plans = {
+        request: [
+            ("search_flights", {"origin": "Oslo", "destination": "Rome", "date": "2025-06-01"}),
+            ("book_hotel", {"city": "Rome", "nights": 3}),
+        ]
+    }
     offered: list[list[str]] = []
     agent = ReActAgent(tool_retriever=shared_index.as_retriever(similarity_top_k=4), llm=react_model(plans, offered))
     answer, calls = await run_agent(agent, request)
@@ -159,8 +173,12 @@ async def test_agent_workflow_routes_through_the_retriever(shared_index):
     request = "Translate 'thank you' into German"
     plans = {request: [("translate_text", {"text": "thank you", "language": "German"})]}
     offered: list[list[str]] = []
-    agent = FunctionAgent(name="assistant", description="helps", tool_retriever=shared_index.as_retriever(),
-                          llm=tool_model(plans, offered))
+    agent = FunctionAgent(
+        name="assistant",
+        description="helps",
+        tool_retriever=shared_index.as_retriever(),
+        llm=tool_model(plans, offered),
+    )
     answer, calls = await run_agent(AgentWorkflow(agents=[agent]), request)
     assert ok(calls) == ["translate_text"] and answer == "[German] thank you"
     assert "translate_text" in offered[0]
@@ -170,8 +188,11 @@ async def test_code_act_agent_accepts_the_retriever(shared_index):
     async def execute(code: str) -> dict:
         return {"output": code}
 
-    agent = CodeActAgent(code_execute_fn=execute, tool_retriever=shared_index.as_retriever(similarity_top_k=2),
-                         llm=MockFunctionCallingLLM())
+    agent = CodeActAgent(
+        code_execute_fn=execute,
+        tool_retriever=shared_index.as_retriever(similarity_top_k=2),
+        llm=MockFunctionCallingLLM(),
+    )
     retrieved = [t.metadata.name for t in await agent.get_tools("forecast for Berlin this week")]
     assert "execute" in retrieved and "get_forecast" in retrieved  # its own code tool plus toolret's
     assert [t.metadata.name for t in await agent.get_tools("get_weather")] == ["execute", "get_weather"]

@@ -57,10 +57,12 @@ LLM_CARD = {
 @pytest.fixture(scope="module")
 def tools() -> list[BaseTool]:
     handbook = QueryEngineTool.from_defaults(
-        EchoEngine(), name="employee_handbook",
+        EchoEngine(),
+        name="employee_handbook",
         description="Answers questions about the employee handbook: leave, expenses and travel policy. "
-                    "It quotes the handbook's 2024 edition, approved by the works council in March. "
-                    "Ask one question at a time, in plain language.")
+        "It quotes the handbook's 2024 edition, approved by the works council in March. "
+        "Ask one question at a time, in plain language.",
+    )
     return [*agent_tools(), FunctionTool.from_defaults(fn=lookup_exchange_rate), handbook]
 
 
@@ -84,8 +86,9 @@ def recording_model(plan: list[tuple[str, dict]], offered: list[dict[str, str]])
         done = sum(1 for m in messages if m.role == "tool")
         if done < len(plan):
             name, args = plan[done]
-            return ChatMessage(role="assistant", blocks=[ToolCallBlock(tool_call_id=f"c{done}", tool_name=name,
-                                                                       tool_kwargs=args)])
+            return ChatMessage(
+                role="assistant", blocks=[ToolCallBlock(tool_call_id=f"c{done}", tool_name=name, tool_kwargs=args)]
+            )
         return ChatMessage(role="assistant", content="done")
 
     return MockFunctionCallingLLM(response_generator=respond)
@@ -145,7 +148,8 @@ async def test_a_query_engine_tool_copy_still_queries(index, tools):
     [tool] = await retriever.aretrieve("what does the employee handbook say about travel expenses?")
     assert isinstance(tool, QueryEngineTool) and tool.metadata.name == "employee_handbook"
     assert tool.metadata.description == (
-        "Answers questions about the employee handbook: leave, expenses and travel policy.")
+        "Answers questions about the employee handbook: leave, expenses and travel policy."
+    )
     assert tool.query_engine is _by_name(tools)["employee_handbook"].query_engine
     out = tool.call(input="travel expenses")
     assert out.content == "the handbook says: travel expenses"

@@ -28,7 +28,18 @@ def test_agent_example_serves_every_request_with_the_expected_tool():
 
 @pytest.mark.slow
 def test_compare_example_prints_both_indexes(benchmarks, tmp_path):
-    out = run(str(EXAMPLES / "llamaindex_compare.py"), "--root", str(benchmarks), "--datasets", "restbench_spotify",
-              "--limit", "15", "--presets", "fast", "--json", str(tmp_path / "rows.json"))
+    out = run(
+        str(EXAMPLES / "llamaindex_compare.py"),
+        "--root",
+        str(benchmarks),
+        "--datasets",
+        "restbench_spotify",
+        "--limit",
+        "15",
+        "--presets",
+        "fast",
+        "--json",
+        str(tmp_path / "rows.json"),
+    )
     assert "ObjectIndex (stock, MiniLM)" in out and "ToolObjectIndex (fast)" in out
     assert (tmp_path / "rows.json").read_text().count('"recall@5"') == 2

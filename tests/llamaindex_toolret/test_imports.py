@@ -11,8 +11,16 @@ import pytest
 import llamaindex_toolret
 
 EXPECTED = {
-    "LlamaIndexLLM", "ToolNodeMapping", "ToolObjectIndex", "ToolObjectRetriever", "ToolRetriever",
-    "ToolretEmbedding", "as_tool", "doc_to_tool", "embedder_from_llamaindex", "tool_to_doc",
+    "LlamaIndexLLM",
+    "ToolNodeMapping",
+    "ToolObjectIndex",
+    "ToolObjectRetriever",
+    "ToolRetriever",
+    "ToolretEmbedding",
+    "as_tool",
+    "doc_to_tool",
+    "embedder_from_llamaindex",
+    "tool_to_doc",
 }
 
 

@@ -34,7 +34,9 @@ def test_function_tool_docstring_is_split_into_fields():
     assert doc.id == doc.name == "lookup_order"
     assert doc.description == "Look up an order in the shop database."  # no signature line, no Args block
     assert [(p.name, p.type, p.required) for p in doc.parameters] == [
-        ("order_id", "string", True), ("verbose", "boolean", False)]
+        ("order_id", "string", True),
+        ("verbose", "boolean", False),
+    ]
     assert doc.parameters[0].description == "The order number printed on the receipt."
     assert doc.response == "The order status and delivery date."
     assert doc.input_schema["required"] == ["order_id"]
@@ -82,8 +84,13 @@ def test_non_tools_are_refused_with_the_type_named():
 def test_doc_to_tool_round_trips_bfcl_tool_schemas(benchmarks):
     # BFCL has odd parameter names (leading underscores, keywords, names shadowing pydantic's).
     every = load_dataset(benchmarks / "bfcl").tool_docs()
-    docs = [d for i, d in enumerate(every) if i % 10 == 0 or any(not p.name.isidentifier() for p in d.parameters)
-            or any(p.name.startswith("_") or p.name in ("json", "copy", "schema", "dict") for p in d.parameters)]
+    docs = [
+        d
+        for i, d in enumerate(every)
+        if i % 10 == 0
+        or any(not p.name.isidentifier() for p in d.parameters)
+        or any(p.name.startswith("_") or p.name in ("json", "copy", "schema", "dict") for p in d.parameters)
+    ]
     for doc in docs:
         back = tool_to_doc(doc_to_tool(doc))
         assert back.id == doc.id

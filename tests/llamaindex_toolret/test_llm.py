@@ -76,8 +76,10 @@ class ScriptedCompletionLLM(CustomLLM):
         raise NotImplementedError
 
 
-ASK = [ChatMessage(role="system", content="Answer with JSON."),
-       ChatMessage(role="user", content='Describe Tokyo. Tool text: "use {query} and {{x}} literally"')]
+ASK = [
+    ChatMessage(role="system", content="Answer with JSON."),
+    ChatMessage(role="user", content='Describe Tokyo. Tool text: "use {query} and {{x}} literally"'),
+]
 TOKYO = '{"name": "Tokyo", "population_millions": 37.4}'
 
 
@@ -96,7 +98,7 @@ def test_valid_answer_sync_and_async_with_messages_sent_verbatim():
     llm = LlamaIndexLLM(model)
     assert llm.generate(ASK, City, timeout=5) == City(name="Tokyo", population_millions=37.4)
     assert asyncio.run(llm.agenerate(ASK, City, timeout=5)).name == "Tokyo"
-    assert 'use {query} and {{x}} literally' in model.prompts[0]  # braces are data, not template slots
+    assert "use {query} and {{x}} literally" in model.prompts[0]  # braces are data, not template slots
     assert "Answer with JSON." in model.prompts[0]
 
 
@@ -144,8 +146,9 @@ def test_function_calling_model_answers_through_a_tool_call():
     def respond(messages: list[LIChatMessage], **kwargs: Any) -> LIChatMessage:
         tool = kwargs["tools"][0]
         seen.append(tool.metadata.name)
-        block = ToolCallBlock(tool_call_id="1", tool_name=tool.metadata.name,
-                              tool_kwargs={"name": "Tokyo", "population_millions": 37.4})
+        block = ToolCallBlock(
+            tool_call_id="1", tool_name=tool.metadata.name, tool_kwargs={"name": "Tokyo", "population_millions": 37.4}
+        )
         return LIChatMessage(role="assistant", blocks=[block])
 
     llm = LlamaIndexLLM(MockFunctionCallingLLM(response_generator=respond))
@@ -157,11 +160,22 @@ def test_function_calling_model_answers_through_a_tool_call():
 PLAN = {
     "rewritten": "Weather in Rome tomorrow and a hotel in Rome.",
     "subtasks": [
-        {"text": "What is the weather in Rome tomorrow?", "variants": ["weather forecast Rome"],
-         "intent": "will it rain tomorrow?", "tool_description": "Weather forecast for a city.",
-         "expected_output": "forecast", "extracted_args": ["city name"]},
-        {"text": "Book a hotel in Rome.", "variants": ["reserve a hotel room"], "intent": "book me a room",
-         "tool_description": "Book a hotel room.", "expected_output": "booking", "extracted_args": ["city name"]},
+        {
+            "text": "What is the weather in Rome tomorrow?",
+            "variants": ["weather forecast Rome"],
+            "intent": "will it rain tomorrow?",
+            "tool_description": "Weather forecast for a city.",
+            "expected_output": "forecast",
+            "extracted_args": ["city name"],
+        },
+        {
+            "text": "Book a hotel in Rome.",
+            "variants": ["reserve a hotel room"],
+            "intent": "book me a room",
+            "tool_description": "Book a hotel room.",
+            "expected_output": "booking",
+            "extracted_args": ["city name"],
+        },
     ],
     "step_back": None,
 }
@@ -188,5 +202,7 @@ def test_an_index_given_an_llm_and_no_config_uses_the_full_preset(embedder):
     model = LlamaIndexLLM(ScriptedCompletionLLM(respond=lambda prompt: "no opinion"))
     with_llm = ToolObjectIndex.from_objects(AGENT_FUNCTIONS[:2], llm=model)
     assert with_llm.knowledge_base.config.name == "full"
-    assert ToolObjectIndex.from_objects(AGENT_FUNCTIONS[:2], llm=model, config="fast").knowledge_base.config.name == "fast"
+    assert (
+        ToolObjectIndex.from_objects(AGENT_FUNCTIONS[:2], llm=model, config="fast").knowledge_base.config.name == "fast"
+    )
     assert ToolObjectIndex.from_objects(AGENT_FUNCTIONS[:2]).knowledge_base.config.name == "fast"

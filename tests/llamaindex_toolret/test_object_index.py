@@ -167,8 +167,9 @@ def test_the_mapping_is_a_view_of_the_knowledge_bases_live_tools(embedder):
     kb, mapping = index.knowledge_base, index.object_node_mapping
     assert mapping.live is kb.live_tools
     assert kb.tool("get_weather") is mapping.get("get_weather") is tools[0]
-    extra = FunctionTool.from_defaults(fn=lambda city: city, name="get_air_quality",
-                                       description="Air quality index of a city.")
+    extra = FunctionTool.from_defaults(
+        fn=lambda city: city, name="get_air_quality", description="Air quality index of a city."
+    )
     index.insert_object(extra)
     assert kb.tool("get_air_quality") is extra
     kb.remove(["get_weather"])

@@ -62,8 +62,9 @@ def test_sync_drops_tools_that_are_gone_and_indexes_changed_ones(tmp_path):
         return "good"
 
     kept = [t for t in agent_tools() if t.metadata.name not in ("send_email", "get_weather")]
-    loaded = ToolObjectIndex.from_persist_dir(tmp_path, objects=[*kept, FunctionTool.from_defaults(fn=get_weather)],
-                                              sync=True)
+    loaded = ToolObjectIndex.from_persist_dir(
+        tmp_path, objects=[*kept, FunctionTool.from_defaults(fn=get_weather)], sync=True
+    )
     assert "send_email" not in loaded.knowledge_base
     retriever = loaded.as_retriever(similarity_top_k=1)
     assert retriever.retrieve("pollen levels in Munich")[0].metadata.name == "get_weather"

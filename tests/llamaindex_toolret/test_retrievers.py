@@ -52,12 +52,12 @@ async def test_exact_tool_name_async(shared_index):
 def test_used_tools_are_offered_again_until_reset(shared_index):
     retriever = shared_index.as_retriever(similarity_top_k=2, keep_used=2, used_beyond_k=True)
     assert "get_weather" not in names(retriever.retrieve("convert 10 euros to dollars"))
-    retriever.retrieve("get_weather")           # the agent called it
+    retriever.retrieve("get_weather")  # the agent called it
     found = names(retriever.retrieve("convert 10 euros to dollars"))
     assert found[:2] == names(retriever.retrieve("convert 10 euros to dollars"))[:2]
     assert found[-1] == "get_weather" and len(found) == 3
     retriever.retrieve("send_email")
-    retriever.retrieve("book_hotel")            # memory holds the last two
+    retriever.retrieve("book_hotel")  # memory holds the last two
     assert retriever.used_tools == ["book_hotel", "send_email"]
     assert {"book_hotel", "send_email"} <= set(names(retriever.retrieve("what's the weather in Oslo")))
     retriever.reset()
@@ -95,7 +95,8 @@ def test_similarity_cutoff_drops_weak_tools_but_never_a_named_one(shared_index):
     scores = [n.score for n in shared_index.as_node_retriever(similarity_top_k=5).retrieve("weather in Paris")]
     cutoff = (scores[0] + scores[1]) / 2
     strict = shared_index.as_retriever(
-        node_postprocessors=[SimilarityPostprocessor(similarity_cutoff=cutoff)], similarity_top_k=5, keep_used=0)
+        node_postprocessors=[SimilarityPostprocessor(similarity_cutoff=cutoff)], similarity_top_k=5, keep_used=0
+    )
     assert names(strict.retrieve("weather in Paris")) == ["get_weather"]
     drop_all = shared_index.as_retriever(node_postprocessors=[SimilarityPostprocessor(similarity_cutoff=10.0)])
     assert drop_all.retrieve("weather in Paris") == []
@@ -204,10 +205,13 @@ def test_the_agents_chat_memory_reaches_the_search_as_its_conversation(embedder)
     from toolret.llm.testing import ScriptedLLM
 
     llm = ScriptedLLM([RuntimeError("planner down")] * 20)
-    index = ToolObjectIndex.from_objects(agent_tools(), embedder=embedder, llm=llm)   # llm given: full
+    index = ToolObjectIndex.from_objects(agent_tools(), embedder=embedder, llm=llm)  # llm given: full
     memory = ChatMemoryBuffer.from_defaults()
-    for role, text in [("user", "What's the weather in Lyon?"), ("assistant", "18 degrees in Lyon."),
-                       ("user", "and book a hotel there")]:
+    for role, text in [
+        ("user", "What's the weather in Lyon?"),
+        ("assistant", "18 degrees in Lyon."),
+        ("user", "and book a hotel there"),
+    ]:
         memory.put(ChatMessage(role=role, content=text))
     retriever = index.as_retriever(similarity_top_k=2, memory=memory)
     assert "book_hotel" in names(retriever.retrieve("and book a hotel there"))

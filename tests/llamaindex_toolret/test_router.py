@@ -16,12 +16,18 @@ from llama_index.core.tools import QueryEngineTool
 from llamaindex_toolret import ToolObjectIndex, ToolretEmbedding
 
 GUIDES = {
-    "paris_guide": ("Answers questions about Paris, the capital of France: sights, museums, districts.",
-                    "The Louvre is the most visited museum in Paris."),
-    "tokyo_guide": ("Answers questions about Tokyo, Japan's capital: population, transport, food.",
-                    "Greater Tokyo has about 37 million inhabitants."),
-    "python_docs": ("Answers questions about the Python programming language and its standard library.",
-                    "The itertools module provides fast iterator building blocks."),
+    "paris_guide": (
+        "Answers questions about Paris, the capital of France: sights, museums, districts.",
+        "The Louvre is the most visited museum in Paris.",
+    ),
+    "tokyo_guide": (
+        "Answers questions about Tokyo, Japan's capital: population, transport, food.",
+        "Greater Tokyo has about 37 million inhabitants.",
+    ),
+    "python_docs": (
+        "Answers questions about the Python programming language and its standard library.",
+        "The itertools module provides fast iterator building blocks.",
+    ),
 }
 
 
@@ -31,7 +37,8 @@ def router_tools(embedder) -> list[QueryEngineTool]:
     tools = []
     for name, (description, fact) in GUIDES.items():
         engine = VectorStoreIndex.from_documents([Document(text=fact)], embed_model=embed_model).as_query_engine(
-            llm=MockLLM(), similarity_top_k=1)
+            llm=MockLLM(), similarity_top_k=1
+        )
         tools.append(QueryEngineTool.from_defaults(engine, name=name, description=description))
     return tools
 

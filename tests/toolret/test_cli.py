@@ -13,22 +13,59 @@ import pytest
 from toolret.cli import format_table, main
 
 TOOLS = [
-    {"id": "get_weather", "name": "get_weather", "description": "Current weather forecast for a city.",
-     "parameters": {"type": "object", "properties": {"city": {"type": "string", "description": "City name"}},
-                    "required": ["city"]},
-     "response": None, "examples": [], "category": None, "source": "test"},
-    {"id": "send_email", "name": "send_email", "description": "Send an email message to a recipient.",
-     "parameters": None, "response": None, "examples": [], "category": None, "source": "test"},
-    {"id": "convert_currency", "name": "convert_currency", "description": "Convert an amount of money between currencies.",
-     "parameters": None, "response": None, "examples": [], "category": None, "source": "test"},
-    {"id": "search_flights", "name": "search_flights", "description": "Search flights between two airports.",
-     "parameters": None, "response": None, "examples": [], "category": None, "source": "test"},
+    {
+        "id": "get_weather",
+        "name": "get_weather",
+        "description": "Current weather forecast for a city.",
+        "parameters": {
+            "type": "object",
+            "properties": {"city": {"type": "string", "description": "City name"}},
+            "required": ["city"],
+        },
+        "response": None,
+        "examples": [],
+        "category": None,
+        "source": "test",
+    },
+    {
+        "id": "send_email",
+        "name": "send_email",
+        "description": "Send an email message to a recipient.",
+        "parameters": None,
+        "response": None,
+        "examples": [],
+        "category": None,
+        "source": "test",
+    },
+    {
+        "id": "convert_currency",
+        "name": "convert_currency",
+        "description": "Convert an amount of money between currencies.",
+        "parameters": None,
+        "response": None,
+        "examples": [],
+        "category": None,
+        "source": "test",
+    },
+    {
+        "id": "search_flights",
+        "name": "search_flights",
+        "description": "Search flights between two airports.",
+        "parameters": None,
+        "response": None,
+        "examples": [],
+        "category": None,
+        "source": "test",
+    },
 ]
 QUERIES = [
     {"id": "q1", "query": "what is the weather forecast in Paris", "relevant": ["get_weather"]},
     {"id": "q2", "query": "send an email to Bob", "relevant": ["send_email"]},
-    {"id": "q3", "query": "convert 100 dollars to euros and send an email with the amount",
-     "relevant": ["convert_currency", "send_email"]},
+    {
+        "id": "q3",
+        "query": "convert 100 dollars to euros and send an email with the amount",
+        "relevant": ["convert_currency", "send_email"],
+    },
 ]
 
 
@@ -41,7 +78,9 @@ def dataset(tmp_path: Path) -> Path:
     return folder
 
 
-def test_eval_bm25_writes_the_documented_json(dataset: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_eval_bm25_writes_the_documented_json(
+    dataset: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "report.json"
     assert main(["eval", "--dataset", str(dataset), "--method", "bm25", "--k", "1,5", "--json", str(out)]) == 0
     data = json.loads(out.read_text())
@@ -50,7 +89,13 @@ def test_eval_bm25_writes_the_documented_json(dataset: Path, tmp_path: Path, cap
     assert data["preset"] == "bm25"
     assert data["n_queries"] == 3
     assert set(data["metrics"]) == {
-        "recall@1", "recall@5", "ndcg@1", "ndcg@5", "completeness@1", "completeness@5", "tracc"
+        "recall@1",
+        "recall@5",
+        "ndcg@1",
+        "ndcg@5",
+        "completeness@1",
+        "completeness@5",
+        "tracc",
     }
     assert set(data["latency_ms"]) == {"p50", "p95"}
     # every needed tool is among the 4 returned; TRACC on those 4: (0.25 + 0.25 + 0.5) / 3
@@ -63,8 +108,9 @@ def test_eval_bm25_writes_the_documented_json(dataset: Path, tmp_path: Path, cap
 
 def test_eval_limit_and_plot(dataset: Path, tmp_path: Path) -> None:
     out, png = tmp_path / "r.json", tmp_path / "curves.png"
-    code = main(["eval", "--dataset", str(dataset), "--method", "bm25", "--limit", "2",
-                 "--json", str(out), "--plot", str(png)])
+    code = main(
+        ["eval", "--dataset", str(dataset), "--method", "bm25", "--limit", "2", "--json", str(out), "--plot", str(png)]
+    )
     assert code == 0
     assert json.loads(out.read_text())["n_queries"] == 2
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -96,8 +142,9 @@ def test_format_table_aligns_numbers_right() -> None:
 
 # ------------------------------------------------------------ need the real knowledge base
 @pytest.mark.slow
-def test_eval_compares_bm25_and_mftr_and_writes_the_last(dataset: Path, tmp_path: Path,
-                                                         capsys: pytest.CaptureFixture[str]) -> None:
+def test_eval_compares_bm25_and_mftr_and_writes_the_last(
+    dataset: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "report.json"
     code = main(["eval", "--dataset", str(dataset), "--method", "bm25", "--method", "mftr", "--json", str(out)])
     assert code == 0
@@ -131,7 +178,9 @@ def test_bench_writes_json_and_markdown(dataset: Path, tmp_path: Path, capsys: p
     assert main(["bench", "--datasets-root", str(dataset.parent), "--limit", "0", "--out", str(out)]) == 0
     summary = json.loads((out / "bench.json").read_text())
     assert [(r["dataset"], r["preset"], r["level"]) for r in summary["results"]] == [
-        ("tiny", "bm25", "id"), ("tiny", "cosine", "id"), ("tiny", "fast", "id")
+        ("tiny", "bm25", "id"),
+        ("tiny", "cosine", "id"),
+        ("tiny", "fast", "id"),
     ]
     assert summary["embedding_floor_ms"] > 0
     assert "x floor" in (out / "bench.md").read_text()
@@ -151,27 +200,59 @@ def test_bench_fit_compares_presets_and_balanced_fit_on_the_test_split(
     asks = ["weather forecast in {}", "send an email to {}", "convert dollars to euros for {}", "flights to {}"]
     relevant = ["get_weather", "send_email", "convert_currency", "search_flights"]
     cities = ["Paris", "Oslo", "Rome", "Lima", "Kyiv", "Accra", "Quito", "Hanoi", "Dakar", "Perth", "Cork", "Bern"]
-    queries = [{"id": f"q{i + 1}", "query": asks[i % 4].format(c), "relevant": [relevant[i % 4]]}
-               for i, c in enumerate(cities)]
+    queries = [
+        {"id": f"q{i + 1}", "query": asks[i % 4].format(c), "relevant": [relevant[i % 4]]} for i, c in enumerate(cities)
+    ]
     (dataset / "queries.jsonl").write_text("".join(json.dumps(q) + "\n" for q in queries), encoding="utf-8")
     out = tmp_path / "bench"
-    argv = ["bench", "--datasets-root", str(dataset.parent), "--limit", "0", "--out", str(out),
-            "--preset", "balanced", "--fit"]
+    argv = [
+        "bench",
+        "--datasets-root",
+        str(dataset.parent),
+        "--limit",
+        "0",
+        "--out",
+        str(out),
+        "--preset",
+        "balanced",
+        "--fit",
+    ]
     assert main(argv) == 0
     rows = [(r["split"], r["preset"], r["n_queries"]) for r in json.loads((out / "bench.json").read_text())["results"]]
-    assert rows == [("all", "bm25", 12), ("all", "cosine", 12), ("all", "fast", 12), ("all", "balanced", 12),
-                    ("test", "fast", 3), ("test", "balanced", 3), ("test", "balanced+fit", 3)]
+    assert rows == [
+        ("all", "bm25", 12),
+        ("all", "cosine", 12),
+        ("all", "fast", 12),
+        ("all", "balanced", 12),
+        ("test", "fast", 3),
+        ("test", "balanced", 3),
+        ("test", "balanced+fit", 3),
+    ]
     printed = capsys.readouterr().out
     assert "fit on 9 queries, report on the other 3" in printed and "balanced+fit" in printed
 
 
 # ------------------------------------------------------------ issue 16: CLI additions
 OPENAI_TOOLS = [
-    {"type": "function", "function": {"name": "get_weather", "description": "Current weather forecast for a city.",
-                                      "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}},
-    {"type": "function", "function": {"name": "refund_payment", "description": "Refund a card payment to a customer.",
-                                      "parameters": {"type": "object", "properties": {"payment_id": {"type": "string"}}}}},
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "description": "Current weather forecast for a city.",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "refund_payment",
+            "description": "Refund a card payment to a customer.",
+            "parameters": {"type": "object", "properties": {"payment_id": {"type": "string"}}},
+        },
+    },
 ]
+
+
 def test_index_refuses_a_tool_file_with_a_duplicate_tool(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "tools.json"
     path.write_text(json.dumps([OPENAI_TOOLS[0], OPENAI_TOOLS[0]]), encoding="utf-8")
@@ -204,15 +285,19 @@ def test_index_an_openai_list_then_search_auto_as_json(tmp_path: Path, capsys: p
 
 @pytest.mark.slow
 def test_eval_json_with_several_methods_keeps_the_last_on_top_and_adds_every_method(
-        dataset: Path, tmp_path: Path) -> None:
+    dataset: Path, tmp_path: Path
+) -> None:
     single, several = tmp_path / "one.json", tmp_path / "many.json"
     assert main(["eval", "--dataset", str(dataset), "--method", "mftr", "--json", str(single)]) == 0
-    assert main(["eval", "--dataset", str(dataset), "--method", "bm25", "--method", "mftr", "--json", str(several)]) == 0
+    assert (
+        main(["eval", "--dataset", str(dataset), "--method", "bm25", "--method", "mftr", "--json", str(several)]) == 0
+    )
     one, many = json.loads(single.read_text()), json.loads(several.read_text())
     assert set(one) == {"dataset", "preset", "n_queries", "metrics", "latency_ms"}  # unchanged for the scorer
     assert set(many) == set(one) | {"methods"}
     assert {k: v for k, v in many.items() if k not in ("methods", "latency_ms")} == {
-        k: v for k, v in one.items() if k != "latency_ms"}
+        k: v for k, v in one.items() if k != "latency_ms"
+    }
     assert list(many["methods"]) == ["bm25", "fast"]
     assert many["methods"]["fast"]["metrics"] == one["metrics"] and many["methods"]["bm25"]["preset"] == "bm25"
     assert set(many["methods"]["bm25"]) == set(one)
@@ -234,8 +319,10 @@ def test_bench_lodo_prints_the_left_out_table_and_the_worst_set(
     second = dataset.parent / "tiny2"
     second.mkdir()
     (second / "tools.jsonl").write_text((dataset / "tools.jsonl").read_text(), encoding="utf-8")
-    queries = [{"id": "p1", "query": "flights from Oslo to Rome", "relevant": ["search_flights"]},
-               {"id": "p2", "query": "how much is 20 pounds in yen", "relevant": ["convert_currency"]}]
+    queries = [
+        {"id": "p1", "query": "flights from Oslo to Rome", "relevant": ["search_flights"]},
+        {"id": "p2", "query": "how much is 20 pounds in yen", "relevant": ["convert_currency"]},
+    ]
     (second / "queries.jsonl").write_text("".join(json.dumps(q) + "\n" for q in queries), encoding="utf-8")
     out = tmp_path / "bench"
     assert main(["bench", "--datasets-root", str(dataset.parent), "--limit", "0", "--out", str(out), "--lodo"]) == 0

@@ -82,4 +82,3 @@ def test_with_merges_a_partial_nested_mapping():
     assert cfg.field_weights.description == 0.4
     assert cfg.field_weights.parameters == RetrievalConfig().field_weights.parameters
     assert cfg.penalty.scale == 0.1 and cfg.penalty.alpha == RetrievalConfig().penalty.alpha
-

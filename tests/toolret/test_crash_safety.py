@@ -49,8 +49,13 @@ WINDOWS = {"add": 0.8, "save": 0.04, "sync": 1.2}
 
 def _run_and_kill(kb_dir: Path, first_batch: int, rng: random.Random, target: str) -> list[str]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    proc = subprocess.Popen([sys.executable, str(WRITER), str(kb_dir), str(first_batch)],
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
+    proc = subprocess.Popen(
+        [sys.executable, str(WRITER), str(kb_dir), str(first_batch)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=env,
+    )
     lines: list[str] = []
     aimed = threading.Event()
 
@@ -83,8 +88,11 @@ def _check(kb_dir: Path, committed: dict[int, int], killed: set[int]) -> ToolKno
     assert must <= ids, f"lost {len(must - ids)} committed tool(s)"
     assert ids <= may, f"unexpected tools {sorted(ids - may)[:5]}"
     for batch in {int(t[1:].split("_")[0]) for t in ids}:
-        versions = {re.search(r"version (\d)", kb.get(f"b{batch}_t{i}").description).group(1)  # type: ignore[union-attr]
-                    for i in range(BATCH) if f"b{batch}_t{i}" in ids}
+        versions = {
+            re.search(r"version (\d)", kb.get(f"b{batch}_t{i}").description).group(1)  # type: ignore[union-attr]
+            for i in range(BATCH)
+            if f"b{batch}_t{i}" in ids
+        }
         if batch in committed and batch not in killed:
             assert versions == {str(committed[batch])}, (batch, versions)
         else:  # the write in flight landed whole, in part or not at all: each tool is one version or the other
@@ -117,8 +125,10 @@ def test_kill_9_mid_write_leaves_the_previous_index_usable(tmp_path: Path) -> No
         kb = _check(kb_dir, committed, killed)
         if in_flight and in_flight[0] != "save":
             mark = "version 2" if in_flight[0] == "sync" else "batch"
-            landed = sum(f"b{in_flight[1]}_t{i}" in kb and mark in kb.get(f"b{in_flight[1]}_t{i}").description
-                         for i in range(BATCH))
+            landed = sum(
+                f"b{in_flight[1]}_t{i}" in kb and mark in kb.get(f"b{in_flight[1]}_t{i}").description
+                for i in range(BATCH)
+            )
             LANDED[f"{in_flight[0]}: {'whole' if landed == BATCH else 'none' if landed == 0 else 'part'}"] += 1
         next_batch = max([*committed, *killed]) + 1
         # the reopened directory takes writes again, and saves
@@ -172,8 +182,9 @@ def test_format_version_mismatch_says_to_rebuild(saved_kb: Path) -> None:
 
     client = chromadb.PersistentClient(path=str(saved_kb))
     col = client.get_collection("toolret_tools", embedding_function=None)
-    col.modify(metadata={k: v for k, v in (col.metadata or {}).items() if not k.startswith("hnsw:")}
-               | {"toolret_format": 999})
+    col.modify(
+        metadata={k: v for k, v in (col.metadata or {}).items() if not k.startswith("hnsw:")} | {"toolret_format": 999}
+    )
     with pytest.raises(KnowledgeBaseError, match="format 999.*rebuild"):
         _reopen(saved_kb)
 
@@ -198,8 +209,9 @@ def test_other_embedding_model_is_refused(saved_kb: Path) -> None:
         ToolKnowledgeBase(saved_kb, embedder=CallableEmbedder(lambda t: [[1.0, 0.0]] * len(t), name="other"))
 
 
-@pytest.mark.parametrize("damage", ["manifest-garbage", "manifest-newer-format", "lexical-truncated",
-                                    "lexical-missing", "leftover-temp"])
+@pytest.mark.parametrize(
+    "damage", ["manifest-garbage", "manifest-newer-format", "lexical-truncated", "lexical-missing", "leftover-temp"]
+)
 def test_damaged_derived_files_are_rebuilt(saved_kb: Path, damage: str) -> None:
     manifest = saved_kb / "toolret.json"
     lexical = saved_kb / "lexical"

@@ -118,7 +118,12 @@ def test_persistence_round_trip_gives_identical_results(tmp_path, embedder):
     first = ToolKnowledgeBase(path, embedder=embedder)
     first.add(TOOLS)
     first.save()
-    queries = ["convert 10 EUR to USD", "weather in Rome", "email alice@example.com", "fly from SFO to JFK on 2024-05-01"]
+    queries = [
+        "convert 10 EUR to USD",
+        "weather in Rome",
+        "email alice@example.com",
+        "fly from SFO to JFK on 2024-05-01",
+    ]
     before = [first.search(q, k=4).tools for q in queries]
     del first
     reopened = ToolKnowledgeBase.load(path, embedder=embedder)
@@ -154,8 +159,11 @@ def test_sync_reembeds_only_changed_tools(embedder):
 
     kb = ToolKnowledgeBase(embedder=CallableEmbedder(counting, name="counting-minilm"))
     docs = [
-        ToolDoc(name=f"tool_{i}", description=f"Does thing number {i}.",
-                parameters=[ToolParam(name="x", type="integer", required=True)])
+        ToolDoc(
+            name=f"tool_{i}",
+            description=f"Does thing number {i}.",
+            parameters=[ToolParam(name="x", type="integer", required=True)],
+        )
         for i in range(20)
     ]
     kb.add(docs)
@@ -242,7 +250,9 @@ def test_balanced_preset_covers_each_part_of_a_multi_part_request(kb):
 
 
 def test_balanced_preset_on_a_single_request_equals_fast(kb):
-    assert kb.search("weather in Oslo", k=3, config="balanced").ids == kb.search("weather in Oslo", k=3, config="fast").ids
+    assert (
+        kb.search("weather in Oslo", k=3, config="balanced").ids == kb.search("weather in Oslo", k=3, config="fast").ids
+    )
 
 
 @pytest.mark.slow
@@ -251,7 +261,9 @@ def test_balanced_with_a_configured_cross_encoder_reranks_the_head(kb):
 
     # The packaged MiniLM as a one-label CrossEncoder has a random head: this checks the wiring
     # (loaded once, reads the head, scores in field_scores), not ranking quality.
-    cfg = RetrievalConfig.preset("balanced").model_copy(update={"cross_encoder": default_model_path(), "rerank_top_n": 3})
+    cfg = RetrievalConfig.preset("balanced").model_copy(
+        update={"cross_encoder": default_model_path(), "rerank_top_n": 3}
+    )
     first = kb.search("weather in Oslo", k=2, config=cfg)
     again = kb.search("weather in Oslo", k=2, config=cfg)
     rerank = next(s for s in first.trace if s.stage == "rerank")
@@ -280,7 +292,7 @@ def test_adding_a_changed_tool_under_an_existing_id_warns_naming_it(kb, caplog):
     assert kb.get("get_weather").description == changed.description  # replaced, and said so
     caplog.clear()
     with caplog.at_level("WARNING", logger="toolret"):
-        kb.add([changed])                                          # identical: nothing replaced
+        kb.add([changed])  # identical: nothing replaced
         kb.add([changed.model_copy(update={"description": "Weather again."})], upsert=True)
     assert not [r for r in caplog.records if r.levelname == "WARNING"]
     assert kb.get("get_weather").description == "Weather again."

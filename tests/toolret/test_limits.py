@@ -63,8 +63,10 @@ def test_a_runaway_generator_is_not_read_to_its_end(embedder) -> None:
 
 
 def test_oversized_tool_document_names_the_tool_and_its_largest_field(embedder) -> None:
-    params = {"type": "object", "properties": {f"p{i}": {"type": "string", "description": "x" * 900}
-                                               for i in range(700)}}
+    params = {
+        "type": "object",
+        "properties": {f"p{i}": {"type": "string", "description": "x" * 900} for i in range(700)},
+    }
     kb = ToolKnowledgeBase(embedder=embedder)
     with pytest.raises(InvalidToolError) as info:
         kb.add([{"name": "bloated", "description": "d", "parameters": params}])

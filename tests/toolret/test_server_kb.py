@@ -43,14 +43,23 @@ def tmdb_small(tmdb):
 def _changed(docs):
     """The registry after a writer's sync: 3 tools gone, 1 reworded, 1 new."""
     kept = [d for d in docs if d.id not in {"GET /tv/popular", "GET /movie/top_rated", "GET /person/popular"}]
-    reworded = [d.model_copy(update={"description": d.description + " Also lists alternative titles."})
-                if d.id == "GET /movie/{movie_id}/keywords" else d for d in kept]
+    reworded = [
+        d.model_copy(update={"description": d.description + " Also lists alternative titles."})
+        if d.id == "GET /movie/{movie_id}/keywords"
+        else d
+        for d in kept
+    ]
     from toolret import ToolDoc, ToolParam
 
-    new = ToolDoc(id="POST /movie/{movie_id}/rating", name="POST /movie/{movie_id}/rating",
-                  description="Rate a movie\nSubmit your star rating for a movie.",
-                  parameters=[ToolParam(name="movie_id", type="integer", required=True),
-                              ToolParam(name="value", type="number", required=True)])
+    new = ToolDoc(
+        id="POST /movie/{movie_id}/rating",
+        name="POST /movie/{movie_id}/rating",
+        description="Rate a movie\nSubmit your star rating for a movie.",
+        parameters=[
+            ToolParam(name="movie_id", type="integer", required=True),
+            ToolParam(name="value", type="number", required=True),
+        ],
+    )
     return [*reworded, new]
 
 
@@ -96,7 +105,8 @@ def test_refresh_never_takes_half_a_write(tmdb, embedder):
     # 1. A writer stopped after its field records, before its tool record: the reader keeps
     #    the old version, since the tool record (the commit point) still names it.
     store._fields.upsert(
-        ids=[f"{old.id}::field::description"], embeddings=[vectors[0]["description"].tolist()],
+        ids=[f"{old.id}::field::description"],
+        embeddings=[vectors[0]["description"].tolist()],
         documents=[new.field_text("description")],
         metadatas=[{"tool_id": old.id, "field": "description", "hash": new.content_hash}],
     )
@@ -111,8 +121,12 @@ def test_refresh_never_takes_half_a_write(tmdb, embedder):
     # 2. A tool record whose fields do not match it (a later write's fields landed between
     #    the reader's two reads): skipped, and the change marker is not trusted next time.
     newer = new.model_copy(update={"description": "Reworded twice."})
-    store._tools.upsert(ids=[old.id], embeddings=[vectors[0]["description"].tolist()],
-                        documents=[newer.model_dump_json()], metadatas=[{"name": newer.name, "hash": newer.content_hash}])
+    store._tools.upsert(
+        ids=[old.id],
+        embeddings=[vectors[0]["description"].tolist()],
+        documents=[newer.model_dump_json()],
+        metadatas=[{"name": newer.name, "hash": newer.content_hash}],
+    )
     store.bump_generation()
     assert reader.refresh().updated == []
     assert reader.get(old.id).description == "Reworded while a reader looks."
@@ -147,14 +161,18 @@ def test_connecting_to_no_server_names_the_address():
 
 # ------------------------------------------------------------------ a real chroma server
 
+
 @pytest.fixture(scope="module")
 def chroma_server(tmp_path_factory, free_port):
     """`chroma run` on 127.0.0.1 and a free port, stopped (by its pid) after the module."""
     port = free_port()
     folder = tmp_path_factory.mktemp("chroma")
     log = open(folder / "server.log", "wb")  # noqa: SIM115 - closed below
-    proc = subprocess.Popen([str(CHROMA), "run", "--path", str(folder / "data"), "--host", "127.0.0.1",
-                             "--port", str(port)], stdout=log, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(
+        [str(CHROMA), "run", "--path", str(folder / "data"), "--host", "127.0.0.1", "--port", str(port)],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     try:
         deadline = time.monotonic() + 60
         while True:
@@ -163,7 +181,9 @@ def chroma_server(tmp_path_factory, free_port):
                 break
             except KnowledgeBaseError:
                 if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"chroma run did not start: {(folder / 'server.log').read_text()[-2000:]}") from None
+                    raise RuntimeError(
+                        f"chroma run did not start: {(folder / 'server.log').read_text()[-2000:]}"
+                    ) from None
                 time.sleep(0.3)
         yield "127.0.0.1", port
     finally:
@@ -183,7 +203,10 @@ class Reader:
         env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
         self.proc = subprocess.Popen(
             [sys.executable, str(READER), host, str(port), collection],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env,
         )
 
     def read(self) -> dict:

@@ -44,6 +44,7 @@ __all__ = ["LLMCardWriter", "agent_description"]
 
 logger = logging.getLogger("toolret")
 
+
 def agent_description(doc: ToolDoc, *, condensed: bool = True, example: bool | None = None) -> str:
     """The text an agent gets for ``doc``: its card when ``condensed`` and it has one, else the description.
 
@@ -65,8 +66,15 @@ def agent_description(doc: ToolDoc, *, condensed: bool = True, example: bool | N
 class LLMCardWriter:
     """Write condensed cards with an LLM; validated against the schema, cached like expansions."""
 
-    def __init__(self, llm: LLM, *, cache: ExpansionCache | None = None, concurrency: int = 4,
-                 timeout: float = 60.0, retries: int = 1) -> None:
+    def __init__(
+        self,
+        llm: LLM,
+        *,
+        cache: ExpansionCache | None = None,
+        concurrency: int = 4,
+        timeout: float = 60.0,
+        retries: int = 1,
+    ) -> None:
         self.llm, self.cache = llm, cache or ExpansionCache()
         self.concurrency, self.timeout, self.retries = max(1, concurrency), timeout, retries
         self.model = str(getattr(llm, "name", type(llm).__name__))
@@ -96,8 +104,9 @@ class LLMCardWriter:
         for _attempt in range(2):
             try:
                 self.calls += 1
-                out = await astructured_call(self.llm, messages, CondensedCard, timeout=self.timeout,
-                                             retries=self.retries)
+                out = await astructured_call(
+                    self.llm, messages, CondensedCard, timeout=self.timeout, retries=self.retries
+                )
             except Exception as exc:  # noqa: BLE001 - a failed card falls back to the offline one
                 logger.warning("card for %r failed: %s", doc.name, exc)
                 break
@@ -105,9 +114,16 @@ class LLMCardWriter:
             if not problems:
                 card = out.model_copy(update={"source": f"llm:{self.model}:{CARD_V1.id}"})
                 break
-            messages = [*messages, ChatMessage(role="assistant", content=out.model_dump_json()),
-                        ChatMessage(role="user", content="That card does not fit the tool's schema: "
-                                    + "; ".join(problems) + ". Answer again with the JSON object only.")]
+            messages = [
+                *messages,
+                ChatMessage(role="assistant", content=out.model_dump_json()),
+                ChatMessage(
+                    role="user",
+                    content="That card does not fit the tool's schema: "
+                    + "; ".join(problems)
+                    + ". Answer again with the JSON object only.",
+                ),
+            ]
         card = card or offline_card(doc)
         self.cache.put(key, card.model_dump())
         return card

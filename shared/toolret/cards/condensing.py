@@ -97,8 +97,9 @@ class CondensedCopies(Generic[ToolT]):
         except Exception as exc:  # noqa: BLE001 - a description swap must never break the agent
             if name not in self._warned:
                 self._warned.add(name)
-                logger.warning("condensed description of %r unavailable (%s: %s); using the raw one",
-                               name, type(exc).__name__, exc)
+                logger.warning(
+                    "condensed description of %r unavailable (%s: %s); using the raw one", name, type(exc).__name__, exc
+                )
             return tool
 
     def __len__(self) -> int:

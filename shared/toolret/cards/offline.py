@@ -25,8 +25,13 @@ from toolret.documents.tool_doc import ToolDoc
 __all__ = ["CondensedCard", "ExampleCall", "card_problems", "offline_card", "tokens"]
 
 _JSON_TYPES: dict[str, tuple[type, ...]] = {
-    "string": (str,), "integer": (int,), "number": (int, float), "boolean": (bool,),
-    "array": (list, tuple), "object": (dict,), "null": (type(None),),
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "array": (list, tuple),
+    "object": (dict,),
+    "null": (type(None),),
 }
 
 
@@ -54,8 +59,15 @@ class CondensedCard(BaseModel):
 
     def text(self, *, usage: bool = True, example: bool = True) -> str:
         call = f"{self.example.name}({json.dumps(self.example.arguments, ensure_ascii=False)})"
-        return "\n".join(p for p in (self.description, f"Usage: {self.usage}" if usage and self.usage else "",
-                                     f"Example: {call}" if example else "") if p)
+        return "\n".join(
+            p
+            for p in (
+                self.description,
+                f"Usage: {self.usage}" if usage and self.usage else "",
+                f"Example: {call}" if example else "",
+            )
+            if p
+        )
 
 
 def _type_ok(value: Any, type_name: str) -> bool:

@@ -74,8 +74,10 @@ def safe_label(text: str, limit: int = 200) -> str:
 def _surrogate_problem(text: str) -> str:
     match = _SURROGATE.search(text)
     assert match is not None
-    return (f"text is not valid Unicode (lone surrogate {match.group()!r} at position {match.start()}); "
-            "decode the source as UTF-8, e.g. bytes.decode('utf-8', errors='replace')")
+    return (
+        f"text is not valid Unicode (lone surrogate {match.group()!r} at position {match.start()}); "
+        "decode the source as UTF-8, e.g. bytes.decode('utf-8', errors='replace')"
+    )
 
 
 def _bad_text_path(value: Any, path: str) -> tuple[str, str] | None:
@@ -105,13 +107,17 @@ def check_shape(value: Any, *, tool: str, field: str) -> None:
         node, depth, path = stack.pop()
         nodes += 1
         if nodes > MAX_JSON_NODES:
-            raise InvalidToolError(safe_label(tool), path or "schema",
-                                   f"more than {MAX_JSON_NODES} JSON values (shared or repeated sub-objects?)")
+            raise InvalidToolError(
+                safe_label(tool),
+                path or "schema",
+                f"more than {MAX_JSON_NODES} JSON values (shared or repeated sub-objects?)",
+            )
         if not isinstance(node, (dict, list, tuple)):
             continue
         if depth > MAX_SCHEMA_NESTING:
-            raise InvalidToolError(safe_label(tool), path or "schema",
-                                   f"nested deeper than {MAX_SCHEMA_NESTING} levels (a cycle?)")
+            raise InvalidToolError(
+                safe_label(tool), path or "schema", f"nested deeper than {MAX_SCHEMA_NESTING} levels (a cycle?)"
+            )
         if isinstance(node, dict):
             stack.extend((item, depth + 1, f"{path}.{key}" if path else str(key)) for key, item in node.items())
         else:
@@ -157,11 +163,14 @@ def checked_doc(doc: ToolDoc, *, max_doc_chars: int | None = None) -> ToolDoc:
 
 
 def _too_big(doc: ToolDoc, size: int, limit: int) -> None:
-    sizes = {key: len(json.dumps(value, ensure_ascii=False, default=str))
-             for key, value in doc.model_dump(mode="json").items()}
+    sizes = {
+        key: len(json.dumps(value, ensure_ascii=False, default=str))
+        for key, value in doc.model_dump(mode="json").items()
+    }
     biggest = max(sizes, key=sizes.__getitem__)
     raise InvalidToolError(
-        safe_label(doc.name), biggest,
+        safe_label(doc.name),
+        biggest,
         f"the tool document is {size} characters of JSON (limit {limit}, RetrievalConfig.max_doc_chars); "
         f"its largest field {biggest!r} has {sizes[biggest]}: shorten it or raise the limit",
     )

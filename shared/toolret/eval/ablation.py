@@ -36,6 +36,7 @@ class ConfigView:
 
 def one_out_configs(base: RetrievalConfig, fields: Sequence[str]) -> list[tuple[str, RetrievalConfig]]:
     """("all", base over ``fields``) then ("-f", base without f) for each f."""
+
     def with_fields(kept: Sequence[str]) -> RetrievalConfig:
         return RetrievalConfig(**{**base.model_dump(exclude={"learned"}), "fields": tuple(kept)})
 
@@ -45,15 +46,30 @@ def one_out_configs(base: RetrievalConfig, fields: Sequence[str]) -> list[tuple[
 
 
 def run_ablation(
-    kb: Any, dataset: Dataset, *, base: RetrievalConfig, fields: Sequence[str] = OFFLINE_FIELDS,
-    limit: int | None = None, name_level: bool = False,
+    kb: Any,
+    dataset: Dataset,
+    *,
+    base: RetrievalConfig,
+    fields: Sequence[str] = OFFLINE_FIELDS,
+    limit: int | None = None,
+    name_level: bool = False,
 ) -> list[tuple[str, EvalReport]]:
     """Evaluate ``base`` with all ``fields`` and with each one left out, on one knowledge base."""
     unknown = [f for f in fields if f not in INDEX_FIELDS]
     if unknown:
         raise ValueError(f"unknown field(s): {unknown}")
     return [
-        (label, evaluate(ConfigView(kb, cfg, label), dataset, ks=(1, 5, 10), limit=limit, name_level=name_level,
-                         method=label, curve_k=0))
+        (
+            label,
+            evaluate(
+                ConfigView(kb, cfg, label),
+                dataset,
+                ks=(1, 5, 10),
+                limit=limit,
+                name_level=name_level,
+                method=label,
+                curve_k=0,
+            ),
+        )
         for label, cfg in one_out_configs(base, fields)
     ]

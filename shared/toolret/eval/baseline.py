@@ -164,11 +164,16 @@ class CosineBaseline:
         n = min(max(k, 0), len(self._ids))
         scores = self._matrix @ np.asarray(qvec, dtype=np.float32) if self._ids else np.zeros(0)
         order = np.argsort(-scores, kind="stable")[:n]
-        tools = [ScoredTool(id=self._ids[i], name=self._names[i], score=float(scores[i]),
-                            field_scores={"cosine": float(scores[i])}) for i in order.tolist()]
+        tools = [
+            ScoredTool(
+                id=self._ids[i], name=self._names[i], score=float(scores[i]), field_scores={"cosine": float(scores[i])}
+            )
+            for i in order.tolist()
+        ]
         ms = (time.perf_counter() - start) * 1000.0
-        return SearchResult(query=query or "(vector)", tools=tools,
-                            trace=[TraceStep(stage="cosine", path="offline", ms=ms)])
+        return SearchResult(
+            query=query or "(vector)", tools=tools, trace=[TraceStep(stage="cosine", path="offline", ms=ms)]
+        )
 
     def search(self, query: str, k: int = 5) -> SearchResult:
         """The ``k`` best tools for ``query`` by cosine, with the score as ``field_scores["cosine"]``."""

@@ -77,8 +77,17 @@ def bench_fit(
 
     def run(label: str, preset: str, extra_seconds: float) -> None:
         for name_level in levels:
-            report = evaluate(PresetView(kb, preset), test, ks=(1, 5, 10), limit=limit, name_level=name_level,
-                              progress=True, method=label, curve_k=0, auto_k=auto_k)
+            report = evaluate(
+                PresetView(kb, preset),
+                test,
+                ks=(1, 5, 10),
+                limit=limit,
+                name_level=name_level,
+                progress=True,
+                method=label,
+                curve_k=0,
+                auto_k=auto_k,
+            )
             entry = report.to_json_dict()
             entry.update(level="name" if name_level else "id", index_seconds=seconds + extra_seconds, split="test")
             out.append(entry)
@@ -97,11 +106,21 @@ def bench_ablation(kb: Any, dataset: Any, name_level: bool, limit: int | None) -
     from toolret.eval.ablation import run_ablation
 
     rows = []
-    for label, report in run_ablation(kb, dataset, base=RetrievalConfig.preset("fast"), limit=limit,
-                                      name_level=name_level):
+    for label, report in run_ablation(
+        kb, dataset, base=RetrievalConfig.preset("fast"), limit=limit, name_level=name_level
+    ):
         m = report.metrics
-        rows.append([dataset.name, label, "name" if name_level else "id", report.n_queries, m["recall@5"],
-                     m["ndcg@10"], report.latency_ms["p50"]])
+        rows.append(
+            [
+                dataset.name,
+                label,
+                "name" if name_level else "id",
+                report.n_queries,
+                m["recall@5"],
+                m["ndcg@10"],
+                report.latency_ms["p50"],
+            ]
+        )
     return rows
 
 
@@ -137,8 +156,14 @@ def run_bench(args: argparse.Namespace) -> int:
                     view = retriever if method in BASELINES else PresetView(retriever, preset)
                     for name_level in levels:
                         report = evaluate(
-                            view, dataset, ks=ks, limit=limit, name_level=name_level,
-                            progress=True, method=method_label(method, preset), curve_k=0,
+                            view,
+                            dataset,
+                            ks=ks,
+                            limit=limit,
+                            name_level=name_level,
+                            progress=True,
+                            method=method_label(method, preset),
+                            curve_k=0,
                             auto_k=args.auto_k and method == "mftr",
                         )
                         entry = report.to_json_dict()
@@ -151,22 +176,50 @@ def run_bench(args: argparse.Namespace) -> int:
             finally:
                 release(retriever)
 
-    headers = ["dataset", "split", "method", "level", "n", "R@5", "NDCG@10", "C@10", "TRACC", "p50 ms", "x floor",
-               "index s"]
+    headers = [
+        "dataset",
+        "split",
+        "method",
+        "level",
+        "n",
+        "R@5",
+        "NDCG@10",
+        "C@10",
+        "TRACC",
+        "p50 ms",
+        "x floor",
+        "index s",
+    ]
     rows = []
     for e in results:
         m, p50 = e["metrics"], e["latency_ms"]["p50"]
         times_floor = p50 / floor_ms if floor_ms and e["preset"] != "bm25" else None
-        rows.append([e["dataset"], e["split"], e["preset"], e["level"], e["n_queries"], m["recall@5"], m["ndcg@10"],
-                     m["completeness@10"], m["tracc"], p50, times_floor, e["index_seconds"]])
+        rows.append(
+            [
+                e["dataset"],
+                e["split"],
+                e["preset"],
+                e["level"],
+                e["n_queries"],
+                m["recall@5"],
+                m["ndcg@10"],
+                m["completeness@10"],
+                m["tracc"],
+                p50,
+                times_floor,
+                e["index_seconds"],
+            ]
+        )
     table = format_table(headers, rows)
     print(table)
     ablation_md = ""
     if ablations:
         ablation_table = format_table(["dataset", "fields", "level", "n", "R@5", "NDCG@10", "p50 ms"], ablations)
         print(ablation_table)
-        ablation_md = ("\n## Field ablation (fast preset, offline fields; '-f' = every field but f)\n\n"
-                       f"```\n{ablation_table}\n```\n")
+        ablation_md = (
+            "\n## Field ablation (fast preset, offline fields; '-f' = every field but f)\n\n"
+            f"```\n{ablation_table}\n```\n"
+        )
 
     lodo_md = ""
     lodo_summary: dict[str, Any] | None = None
@@ -174,13 +227,21 @@ def run_bench(args: argparse.Namespace) -> int:
         from toolret.eval.lodo import run_lodo
 
         lodo_summary = run_lodo(str(root), args.out, limit=limit)
-        lodo_md = ("\n## Leave one dataset out (fast's fusion chosen on the other sets; `toolret bench --lodo`)\n\n"
-                   f"```\n{lodo_summary['table']}\n```\n\nWorst left-out set: {lodo_summary['worst']}.\n")
+        lodo_md = (
+            "\n## Leave one dataset out (fast's fusion chosen on the other sets; `toolret bench --lodo`)\n\n"
+            f"```\n{lodo_summary['table']}\n```\n\nWorst left-out set: {lodo_summary['worst']}.\n"
+        )
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    summary = {"datasets_root": str(root), "limit": limit, "presets": presets,
-               "embedding_floor_ms": floor_ms, "results": results, "lodo": lodo_summary}
+    summary = {
+        "datasets_root": str(root),
+        "limit": limit,
+        "presets": presets,
+        "embedding_floor_ms": floor_ms,
+        "results": results,
+        "lodo": lodo_summary,
+    }
     write_json(out / "bench.json", summary)
     floor_line = f"{floor_ms:.2f} ms" if floor_ms is not None else "not measured"
     markdown = (
@@ -190,9 +251,7 @@ def run_bench(args: argparse.Namespace) -> int:
         "`x floor` = p50 latency / floor; `index s` with tool embeddings read from the bench cache. TRACC: "
         + ("of the k='auto' set for presets, of the top 10 for bm25 and cosine" if args.auto_k else "of the top 10")
         + ".\n\n"
-        f"```\n{table}\n```\n"
-        + ablation_md
-        + lodo_md
+        f"```\n{table}\n```\n" + ablation_md + lodo_md
     )
     (out / "bench.md").write_text(markdown, encoding="utf-8")
     print(f"wrote {out / 'bench.json'} and {out / 'bench.md'}")

@@ -131,14 +131,11 @@ def _load_queries(path: Path, tool_ids: set[str], tools_path: Path) -> list[Eval
             raise DatasetError(f"{where}: query {query_id!r} has no 'query' text")
         relevant = record.get("relevant")
         if not isinstance(relevant, list) or not relevant or not all(isinstance(r, str) for r in relevant):
-            raise DatasetError(
-                f"{where}: query {query_id!r} needs 'relevant', a non-empty list of tool ids"
-            )
+            raise DatasetError(f"{where}: query {query_id!r} needs 'relevant', a non-empty list of tool ids")
         for tool_id in relevant:
             if tool_id not in tool_ids:
                 raise DatasetError(
-                    f"{where}: query {query_id!r} lists relevant tool {tool_id!r}, "
-                    f"which is not an id in {tools_path}"
+                    f"{where}: query {query_id!r} lists relevant tool {tool_id!r}, which is not an id in {tools_path}"
                 )
         args = record.get("args")
         if args is not None and not isinstance(args, dict):

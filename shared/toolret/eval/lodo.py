@@ -35,24 +35,26 @@ _LOG2 = 1.0 / np.log2(np.arange(2, 12))
 class Setting:
     """One point of the search: every number the fused score and ``k="auto"`` depend on."""
 
-    normalization: str = "minmax"      # "bound" (the old formula) | "minmax" | "zscore" | "rank"
-    beta: float = 0.5                  # lexical share at neutral evidence
-    evidence_slope: float = 0.0        # logit change of beta per unit of evidence (see evidence_of)
+    normalization: str = "minmax"  # "bound" (the old formula) | "minmax" | "zscore" | "rank"
+    beta: float = 0.5  # lexical share at neutral evidence
+    evidence_slope: float = 0.0  # logit change of beta per unit of evidence (see evidence_of)
     weights: tuple[float, ...] = (0.35, 0.25, 0.15, 0.25, 0.15, 0.25, 0.1)
     depth: int = 50
     name_boost: float = 0.2
     penalty_scale: float = 0.05
-    lex_floor: float = 0.0             # minmax: lexical denominator >= lex_floor * query's BM25 bound
+    lex_floor: float = 0.0  # minmax: lexical denominator >= lex_floor * query's BM25 bound
     auto_margin: float = 0.08
-    lex_sd_floor: float = 0.0          # zscore: BM25 deviation floor, as a share of the query's BM25 bound
-    dense_sd_floor: float = 0.0        # zscore: cosine deviation floor
-    min_field_pool: int = 0            # zscore: a field fewer candidates have uses the query's shared statistics
+    lex_sd_floor: float = 0.0  # zscore: BM25 deviation floor, as a share of the query's BM25 bound
+    dense_sd_floor: float = 0.0  # zscore: cosine deviation floor
+    min_field_pool: int = 0  # zscore: a field fewer candidates have uses the query's shared statistics
 
     def label(self) -> str:
         w = "/".join(f"{x:g}" for x in self.weights)
-        return (f"{self.normalization} beta={self.beta:g} slope={self.evidence_slope:g} w={w} depth={self.depth} "
-                f"name={self.name_boost:g} pen={self.penalty_scale:g} floor={self.lex_floor:g} "
-                f"margin={self.auto_margin:g} sd_floor={self.lex_sd_floor:g}/{self.dense_sd_floor:g}")
+        return (
+            f"{self.normalization} beta={self.beta:g} slope={self.evidence_slope:g} w={w} depth={self.depth} "
+            f"name={self.name_boost:g} pen={self.penalty_scale:g} floor={self.lex_floor:g} "
+            f"margin={self.auto_margin:g} sd_floor={self.lex_sd_floor:g}/{self.dense_sd_floor:g}"
+        )
 
 
 def evidence_of(qfeat: np.ndarray) -> np.ndarray:
@@ -141,8 +143,9 @@ def fused_scores(sig: DatasetSignals, s: Setting, beta_q: np.ndarray | None = No
     return np.where(pool, score, -np.inf), pool
 
 
-def score_setting(sig: DatasetSignals, s: Setting, *, name_level: bool = False,
-                  beta_q: np.ndarray | None = None) -> dict[str, float]:
+def score_setting(
+    sig: DatasetSignals, s: Setting, *, name_level: bool = False, beta_q: np.ndarray | None = None
+) -> dict[str, float]:
     """Mean R@5, NDCG@10, C@10 and TRACC (of the k='auto' cut) of setting ``s`` on one set."""
     score, _ = fused_scores(sig, s, beta_q)
     rel, rel_group, group = sig.rel, sig.rel_group, sig.group
@@ -189,8 +192,15 @@ def score_setting(sig: DatasetSignals, s: Setting, *, name_level: bool = False,
     return out
 
 
-def _tracc_auto(rel: np.ndarray, n_rel: np.ndarray, order: np.ndarray, top: np.ndarray, finite: np.ndarray,
-                margin: float, max_k: int = 5) -> float:
+def _tracc_auto(
+    rel: np.ndarray,
+    n_rel: np.ndarray,
+    order: np.ndarray,
+    top: np.ndarray,
+    finite: np.ndarray,
+    margin: float,
+    max_k: int = 5,
+) -> float:
     """TRACC of k='auto' without sub-tasks: the tools within ``margin`` of the best, at most ``max_k``."""
     keep = finite[:, :max_k] & (top[:, :max_k] >= top[:, :1] - margin)
     b = keep.sum(axis=1)
@@ -203,8 +213,11 @@ def _tracc_auto(rel: np.ndarray, n_rel: np.ndarray, order: np.ndarray, top: np.n
 def baseline_metrics(sig: DatasetSignals, method: str, *, name_level: bool = False) -> dict[str, float]:
     key = f"{method}@name" if name_level else method
     arr = sig.baselines[key]
-    return {"recall@5": float(arr[:, 0].mean()), "ndcg@10": float(arr[:, 1].mean()),
-            "completeness@10": float(arr[:, 2].mean())}
+    return {
+        "recall@5": float(arr[:, 0].mean()),
+        "ndcg@10": float(arr[:, 1].mean()),
+        "completeness@10": float(arr[:, 2].mean()),
+    }
 
 
 # ----------------------------------------------------------------------------- choosing
@@ -249,17 +262,22 @@ class FoldResult:
 def lodo(sigs: Sequence[DatasetSignals], settings: Sequence[Setting], default: Setting) -> list[FoldResult]:
     """For each set: choose on the others (:func:`choose`), score on it; plus the default's score."""
     table = evaluate_grid(sigs, settings)
-    floor = np.array([max(objective(baseline_metrics(s, "bm25")), objective(baseline_metrics(s, "cosine")))
-                      for s in sigs])
+    floor = np.array(
+        [max(objective(baseline_metrics(s, "bm25")), objective(baseline_metrics(s, "cosine"))) for s in sigs]
+    )
     out = []
     for si, sig in enumerate(sigs):
         train = [j for j in range(len(sigs)) if j != si]
         best = settings[choose(table, floor, train)]
-        out.append(FoldResult(
-            left_out=sig.name, setting=best, metrics=score_setting(sig, best),
-            default_metrics=score_setting(sig, default),
-            baselines={m: baseline_metrics(sig, m) for m in ("bm25", "cosine")},
-        ))
+        out.append(
+            FoldResult(
+                left_out=sig.name,
+                setting=best,
+                metrics=score_setting(sig, best),
+                default_metrics=score_setting(sig, default),
+                baselines={m: baseline_metrics(sig, m) for m in ("bm25", "cosine")},
+            )
+        )
     return out
 
 
@@ -271,10 +289,17 @@ def default_setting(preset: str = "fast") -> Setting:
     cfg = RetrievalConfig.preset(preset)
     w = cfg.field_weights.as_dict()
     return Setting(
-        normalization=cfg.normalization, beta=cfg.lexical_weight, evidence_slope=cfg.evidence_slope,
-        weights=tuple(w[f] for f in INDEX_FIELDS), depth=cfg.candidates_per_field,
-        name_boost=cfg.name_match_boost, penalty_scale=cfg.penalty.scale, lex_floor=cfg.lexical_floor,
-        auto_margin=cfg.auto_margin, lex_sd_floor=cfg.lexical_sd_floor, dense_sd_floor=cfg.dense_sd_floor,
+        normalization=cfg.normalization,
+        beta=cfg.lexical_weight,
+        evidence_slope=cfg.evidence_slope,
+        weights=tuple(w[f] for f in INDEX_FIELDS),
+        depth=cfg.candidates_per_field,
+        name_boost=cfg.name_match_boost,
+        penalty_scale=cfg.penalty.scale,
+        lex_floor=cfg.lexical_floor,
+        auto_margin=cfg.auto_margin,
+        lex_sd_floor=cfg.lexical_sd_floor,
+        dense_sd_floor=cfg.dense_sd_floor,
         min_field_pool=cfg.min_field_pool,
     )
 
@@ -293,20 +318,25 @@ def search_space(base: Setting) -> list[Setting]:
     """
     profiles = [
         base.weights,
-        (0.35, 0.25, 0.15, 0.25, 0.15, 0.25, 0.1),   # the MFTR paper's heuristic defaults
-        (0.5, 0.25, 0.1, 0.15, 0.1, 0.15, 0.05),     # description-led
+        (0.35, 0.25, 0.15, 0.25, 0.15, 0.25, 0.1),  # the MFTR paper's heuristic defaults
+        (0.5, 0.25, 0.1, 0.15, 0.1, 0.15, 0.05),  # description-led
     ]
     out: list[Setting] = []
     for norm in ("bound", "minmax", "zscore"):
         for weights in dict.fromkeys(profiles):
-            out += grid(replace(base, normalization=norm, weights=weights, lex_floor=0.0),
-                        beta=(0.25, 0.35, 0.45), evidence_slope=(0.0, 0.5, 1.0, 1.5))
+            out += grid(
+                replace(base, normalization=norm, weights=weights, lex_floor=0.0),
+                beta=(0.25, 0.35, 0.45),
+                evidence_slope=(0.0, 0.5, 1.0, 1.5),
+            )
     out += grid(base, depth=(25, 50, 100), name_boost=(0.0, 0.2, 0.5), penalty_scale=(0.0, 0.05, 0.1))
     out += grid(base, lex_sd_floor=(0.0, 0.02, 0.05), dense_sd_floor=(0.0, 0.05), min_field_pool=(0, 5))
     return list(dict.fromkeys(out))
 
 
-def choose_margin(sigs: Sequence[DatasetSignals], base: Setting, margins: Sequence[float], train: Sequence[int]) -> float:
+def choose_margin(
+    sigs: Sequence[DatasetSignals], base: Setting, margins: Sequence[float], train: Sequence[int]
+) -> float:
     """The ``k="auto"`` margin with the best mean TRACC over the multi-tool sets among ``train``
     (all of ``train`` when none of them is multi-tool)."""
     multi = [i for i in train if float(sigs[i].n_rel.mean()) > 1.2] or list(train)
@@ -345,29 +375,88 @@ def run_lodo(root: str, out: str, *, limit: int | None, seed: int = 0) -> dict[s
     for fold, sig in zip(folds, sigs):
         b, c = fold.baselines["bm25"], fold.baselines["cosine"]
         d, m = fold.default_metrics, fold.metrics
-        rows.append([fold.left_out, sig.n_queries, b["recall@5"], c["recall@5"], d["recall@5"], m["recall@5"],
-                     b["ndcg@10"], c["ndcg@10"], d["ndcg@10"], m["ndcg@10"], d["completeness@10"],
-                     m["completeness@10"], d["tracc"], m["tracc"]])
+        rows.append(
+            [
+                fold.left_out,
+                sig.n_queries,
+                b["recall@5"],
+                c["recall@5"],
+                d["recall@5"],
+                m["recall@5"],
+                b["ndcg@10"],
+                c["ndcg@10"],
+                d["ndcg@10"],
+                m["ndcg@10"],
+                d["completeness@10"],
+                m["completeness@10"],
+                d["tracc"],
+                m["tracc"],
+            ]
+        )
         if sig.has_names:
             bn, cn = baseline_metrics(sig, "bm25", name_level=True), baseline_metrics(sig, "cosine", name_level=True)
             dn = score_setting(sig, default, name_level=True)
             mn = score_setting(sig, fold.setting, name_level=True)
-            rows.append([f"{fold.left_out} (by name)", sig.n_queries, bn["recall@5"], cn["recall@5"], dn["recall@5"],
-                         mn["recall@5"], bn["ndcg@10"], cn["ndcg@10"], dn["ndcg@10"], mn["ndcg@10"],
-                         dn["completeness@10"], mn["completeness@10"], None, None])
-    headers = ["left out", "n", "R@5 bm25", "cos", "fast", "lodo", "NDCG@10 bm25", "cos", "fast", "lodo",
-               "C@10 fast", "lodo", "TRACC fast", "lodo"]
+            rows.append(
+                [
+                    f"{fold.left_out} (by name)",
+                    sig.n_queries,
+                    bn["recall@5"],
+                    cn["recall@5"],
+                    dn["recall@5"],
+                    mn["recall@5"],
+                    bn["ndcg@10"],
+                    cn["ndcg@10"],
+                    dn["ndcg@10"],
+                    mn["ndcg@10"],
+                    dn["completeness@10"],
+                    mn["completeness@10"],
+                    None,
+                    None,
+                ]
+            )
+    headers = [
+        "left out",
+        "n",
+        "R@5 bm25",
+        "cos",
+        "fast",
+        "lodo",
+        "NDCG@10 bm25",
+        "cos",
+        "fast",
+        "lodo",
+        "C@10 fast",
+        "lodo",
+        "TRACC fast",
+        "lodo",
+    ]
     table = format_table(headers, rows)
     margins = [(r[5] - max(r[2], r[3]), r[0]) for r in rows if not r[0].endswith("(by name)")]
     worst = min(margins)
     ids = list(zip(*[r for r in rows if not r[0].endswith("(by name)")]))
-    print("Leave one dataset out (fusion chosen on the other sets, scored on the one left out; "
-          "'fast' = the shipped defaults, chosen on all sets):")
+    print(
+        "Leave one dataset out (fusion chosen on the other sets, scored on the one left out; "
+        "'fast' = the shipped defaults, chosen on all sets):"
+    )
     print(table)
-    print(f"worst left-out set: {worst[1]} (R@5 {worst[0]:+.3f} over the better of bm25 and cosine); "
-          f"left-out mean R@5 {np.mean(ids[5]):.3f} vs cosine {np.mean(ids[3]):.3f}, bm25 {np.mean(ids[2]):.3f}")
+    print(
+        f"worst left-out set: {worst[1]} (R@5 {worst[0]:+.3f} over the better of bm25 and cosine); "
+        f"left-out mean R@5 {np.mean(ids[5]):.3f} vs cosine {np.mean(ids[3]):.3f}, bm25 {np.mean(ids[2]):.3f}"
+    )
     for fold in folds:
         print(f"  without {fold.left_out}: {fold.setting.label()}")
-    return {"table": table, "worst": worst[1], "folds": [
-        {"left_out": f.left_out, "setting": f.setting.label(), "metrics": f.metrics, "default": f.default_metrics,
-         "baselines": f.baselines} for f in folds]}
+    return {
+        "table": table,
+        "worst": worst[1],
+        "folds": [
+            {
+                "left_out": f.left_out,
+                "setting": f.setting.label(),
+                "metrics": f.metrics,
+                "default": f.default_metrics,
+                "baselines": f.baselines,
+            }
+            for f in folds
+        ],
+    }

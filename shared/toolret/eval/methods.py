@@ -13,8 +13,19 @@ from typing import Any
 
 from toolret.errors import ConfigError
 
-__all__ = ["BASELINES", "DEFAULT_PRESET", "METHODS", "PresetView", "build_retriever", "dedupe", "fields_config", "fit", "fit_split",
-           "method_label", "release"]
+__all__ = [
+    "BASELINES",
+    "DEFAULT_PRESET",
+    "METHODS",
+    "PresetView",
+    "build_retriever",
+    "dedupe",
+    "fields_config",
+    "fit",
+    "fit_split",
+    "method_label",
+    "release",
+]
 
 METHODS = ("mftr", "bm25", "cosine")
 #: Single-signal baselines (toolret.eval.baseline): their label is the method name, not a preset.
@@ -26,8 +37,9 @@ def method_label(method: str, preset: str) -> str:
     return method if method in BASELINES else preset
 
 
-def build_retriever(method: str, dataset: Any, preset: str, config: Any = None,
-                    embedder: Any = None) -> tuple[Any, float]:
+def build_retriever(
+    method: str, dataset: Any, preset: str, config: Any = None, embedder: Any = None
+) -> tuple[Any, float]:
     """The retriever for ``method`` over the dataset's tools, and how long building it took.
 
     ``embedder`` (``toolret bench``'s :class:`~toolret.eval.bench.CachedIndexing`) reads tool
@@ -74,10 +86,12 @@ def fit(kb: Any, fit_queries: list[Any]) -> float:
     kb.record_many([(q.query, q.relevant) for q in fit_queries])
     weights = kb.fit()
     seconds = time.perf_counter() - start
-    print(f"recorded {len(fit_queries)} bundles and fitted weights on {weights.n_queries} of them "
-          f"({weights.n_pairs} pairs, loss {weights.loss_before:.3f} -> {weights.loss_after:.3f}) in {seconds:.1f} s; "
-          f"l2 {weights.l2 if weights.l2 is not None else 'none (hand-set formula kept)'}, held-out R@5 "
-          f"{weights.validation_recall_default:.3f} hand-set -> {weights.validation_recall:.3f} on {weights.n_validation}")
+    print(
+        f"recorded {len(fit_queries)} bundles and fitted weights on {weights.n_queries} of them "
+        f"({weights.n_pairs} pairs, loss {weights.loss_before:.3f} -> {weights.loss_after:.3f}) in {seconds:.1f} s; "
+        f"l2 {weights.l2 if weights.l2 is not None else 'none (hand-set formula kept)'}, held-out R@5 "
+        f"{weights.validation_recall_default:.3f} hand-set -> {weights.validation_recall:.3f} on {weights.n_validation}"
+    )
     return seconds
 
 
@@ -106,6 +120,7 @@ def fields_config(preset: str, fields: str | None) -> Any:
 
     chosen = tuple(f.strip() for f in fields.split(",") if f.strip())
     return RetrievalConfig(**{**RetrievalConfig.preset(preset).model_dump(exclude={"learned"}), "fields": chosen})
+
 
 def dedupe(values: Sequence[str]) -> list[str]:
     """Keep the last occurrence of each value, in order (so 'the last given' stays last)."""

@@ -23,9 +23,7 @@ __all__ = ["plot_recall_curves"]
 logger = logging.getLogger("toolret")
 
 
-def plot_recall_curves(
-    reports: Sequence[EvalReport], out_png: str | Path, *, title: str | None = None
-) -> Path:
+def plot_recall_curves(reports: Sequence[EvalReport], out_png: str | Path, *, title: str | None = None) -> Path:
     """Draw Recall@k (k = 1..len(curve)) for every report into ``out_png`` and return its path.
 
     Lines are labelled by method; when the reports span several datasets (or both id and

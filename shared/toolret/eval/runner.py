@@ -322,12 +322,16 @@ def evaluate(
     label = method or _method_label(retriever)
     search_k = cutoffs[-1] * (max(1, name_level_depth) if name_level else 1)
     runs = run_queries(
-        retriever, queries, k=search_k, curve_k=curve_k, progress=progress, desc=f"{name}/{label}", warmup=warmup,
+        retriever,
+        queries,
+        k=search_k,
+        curve_k=curve_k,
+        progress=progress,
+        desc=f"{name}/{label}",
+        warmup=warmup,
         auto_k=auto_k,
     )
-    report = score_runs(
-        runs, queries, ks=cutoffs, name_level=name_level, dataset=name, preset=label, curve_k=curve_k
-    )
+    report = score_runs(runs, queries, ks=cutoffs, name_level=name_level, dataset=name, preset=label, curve_k=curve_k)
     logger.info(
         "evaluated %s on %s: %d queries, %s",
         label,

@@ -264,15 +264,18 @@ class ComposedEmbedder:
             self.model_texts += len(misses)
         elif misses:
             self.warm(misses)
-        rows = [self._composed[k] if k in self._composed else self._cache[k] if k in self._cache else fresh[k]
-                for k in map(_key, texts)]
+        rows = [
+            self._composed[k] if k in self._composed else self._cache[k] if k in self._cache else fresh[k]
+            for k in map(_key, texts)
+        ]
         if not rows:
             return np.zeros((0, 0), dtype=np.float32)
         return np.stack(rows).astype(np.float32)
 
 
-def approximation_quality(embedder: ComposedEmbedder, docs: Sequence[ToolDoc], sample: int = 200,
-                          seed: int = 0) -> dict[str, float]:
+def approximation_quality(
+    embedder: ComposedEmbedder, docs: Sequence[ToolDoc], sample: int = 200, seed: int = 0
+) -> dict[str, float]:
     """Cosine between composed and truly embedded vectors, on a sample of synthetic field texts."""
     texts = [d.field_text(f) for d in docs if d.metadata.get("synthetic") for f in INDEX_FIELDS]
     texts = [t for t in dict.fromkeys(texts) if t and embedder.composed_vector(t) is not None]

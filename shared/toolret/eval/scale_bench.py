@@ -98,9 +98,12 @@ def warm_cache(root: str | Path, out: str | Path, datasets: Sequence[str], per_d
     variants = expand_all(SyntheticPlan(pool.docs).variants(2_000))
     embedder.compose_registry(variants, {d.id: d for d in pool.docs})
     quality = approximation_quality(embedder, variants, sample=200)
-    print(f"embedding cache: {len(embedder)} texts ({n} embedded now in {seconds:.1f} s); synthetic blend vs "
-          f"true embedding on {quality['n']} fields: mean cosine {quality['mean_cosine']:.3f}, "
-          f"min {quality['min_cosine']:.3f}", flush=True)
+    print(
+        f"embedding cache: {len(embedder)} texts ({n} embedded now in {seconds:.1f} s); synthetic blend vs "
+        f"true embedding on {quality['n']} fields: mean cosine {quality['mean_cosine']:.3f}, "
+        f"min {quality['min_cosine']:.3f}",
+        flush=True,
+    )
     return {"cache_texts": len(embedder), "embedded_now": n, "embed_seconds": seconds, "blend_quality": quality}
 
 
@@ -112,8 +115,15 @@ class _Preset:
         return self.kb.search(query, k=k, config=self.name)
 
 
-def run_size(root: str | Path, size: int, out: str | Path, *, datasets: Sequence[str] = DEFAULT_DATASETS,
-             per_dataset: int = 200, presets: Sequence[str] = ("fast", "balanced")) -> dict[str, Any]:
+def run_size(
+    root: str | Path,
+    size: int,
+    out: str | Path,
+    *,
+    datasets: Sequence[str] = DEFAULT_DATASETS,
+    per_dataset: int = 200,
+    presets: Sequence[str] = ("fast", "balanced"),
+) -> dict[str, Any]:
     """Build a registry of ``size`` tools, evaluate every preset, write ``size-<M>.json``."""
     from toolret import ToolKnowledgeBase
     from toolret.eval import evaluate
@@ -135,10 +145,16 @@ def run_size(root: str | Path, size: int, out: str | Path, *, datasets: Sequence
     embedder.save()
     embedder.frozen = True
     entry: dict[str, Any] = {
-        "size": size, "n_real": sum(1 for d in registry if not d.metadata.get("synthetic")),
-        "n_synthetic": sum(1 for d in registry if d.metadata.get("synthetic")), "composed_vectors": composed,
-        "compose_seconds": compose_s, "index_seconds": index_s, "model_texts_at_index": embedder.model_texts,
-        "n_queries": len(queries), "presets": {}, "embedder": model.name,
+        "size": size,
+        "n_real": sum(1 for d in registry if not d.metadata.get("synthetic")),
+        "n_synthetic": sum(1 for d in registry if d.metadata.get("synthetic")),
+        "composed_vectors": composed,
+        "compose_seconds": compose_s,
+        "index_seconds": index_s,
+        "model_texts_at_index": embedder.model_texts,
+        "n_queries": len(queries),
+        "presets": {},
+        "embedder": model.name,
     }
     dataset_of = {q.id: name for name in datasets for q in by_dataset_queries[name]}
     for preset in presets:
@@ -147,14 +163,17 @@ def run_size(root: str | Path, size: int, out: str | Path, *, datasets: Sequence
         for name in datasets:
             scores = [s for s in report.per_query if dataset_of.get(s.id) == name]
             if scores:
-                by_dataset[name] = {f"recall@{k}": sum(s.metrics[f"recall@{k}"] for s in scores) / len(scores)
-                                    for k in KS}
+                by_dataset[name] = {
+                    f"recall@{k}": sum(s.metrics[f"recall@{k}"] for s in scores) / len(scores) for k in KS
+                }
         entry["presets"][preset] = {
             "recall": {f"recall@{k}": report.metrics[f"recall@{k}"] for k in KS},
-            "by_dataset": by_dataset, "latency_ms": report.latency_ms,
+            "by_dataset": by_dataset,
+            "latency_ms": report.latency_ms,
         }
-        print(f"M={size}: {preset} R@5 {report.metrics['recall@5']:.3f} p50 {report.latency_ms['p50']:.1f} ms",
-              flush=True)
+        print(
+            f"M={size}: {preset} R@5 {report.metrics['recall@5']:.3f} p50 {report.latency_ms['p50']:.1f} ms", flush=True
+        )
     entry["embed_floor_ms"] = embedding_floor(model, queries)  # measured in the same run as the searches
     entry["rss_peak_mb"] = _peak_rss_mb()
     entry["load_average_1m_end"] = os.getloadavg()[0]  # other work on the machine inflates latencies
@@ -197,10 +216,23 @@ def scale_table(entries: Sequence[dict[str, Any]]) -> str:
         for preset, p in e["presets"].items():
             r, lat = p["recall"], p["latency_ms"]
             floor = e.get("embed_floor_ms", {}).get("p50")
-            rows.append([e["size"], preset, r["recall@1"], r["recall@5"], r["recall@10"], lat["p50"], lat["p95"],
-                         floor, e["index_seconds"], e["rss_peak_mb"]])
-    return format_table(["tools", "preset", "R@1", "R@5", "R@10", "p50 ms", "p95 ms", "embed p50 ms", "index s",
-                         "RSS MB"], rows)
+            rows.append(
+                [
+                    e["size"],
+                    preset,
+                    r["recall@1"],
+                    r["recall@5"],
+                    r["recall@10"],
+                    lat["p50"],
+                    lat["p95"],
+                    floor,
+                    e["index_seconds"],
+                    e["rss_peak_mb"],
+                ]
+            )
+    return format_table(
+        ["tools", "preset", "R@1", "R@5", "R@10", "p50 ms", "p95 ms", "embed p50 ms", "index s", "RSS MB"], rows
+    )
 
 
 def plot_scale(entries: Sequence[dict[str, Any]], out_png: str | Path) -> Path:
@@ -221,11 +253,23 @@ def plot_scale(entries: Sequence[dict[str, Any]], out_png: str | Path) -> Path:
         for k, color in zip(KS, ("tab:blue", "tab:orange", "tab:green")):
             values = [e["presets"][preset]["recall"][f"recall@{k}"] for e in ordered]
             left.plot(sizes, values, styles[i % 4], marker="o", color=color, label=f"{preset} R@{k}")
-        right.plot(sizes, [e["presets"][preset]["latency_ms"]["p50"] for e in ordered], styles[i % 4], marker="o",
-                   color="black", label=f"{preset} p50")
+        right.plot(
+            sizes,
+            [e["presets"][preset]["latency_ms"]["p50"] for e in ordered],
+            styles[i % 4],
+            marker="o",
+            color="black",
+            label=f"{preset} p50",
+        )
     if all("embed_floor_ms" in e for e in ordered):
-        right.plot(sizes, [e["embed_floor_ms"]["p50"] for e in ordered], ":", marker="x", color="gray",
-                   label="query embedding p50 (floor)")
+        right.plot(
+            sizes,
+            [e["embed_floor_ms"]["p50"] for e in ordered],
+            ":",
+            marker="x",
+            color="gray",
+            label="query embedding p50 (floor)",
+        )
     for axes in (left, right):
         axes.set_xscale("log")
         axes.set_xlabel("tools in the registry (M)")
@@ -244,17 +288,32 @@ def plot_scale(entries: Sequence[dict[str, Any]], out_png: str | Path) -> Path:
     return out
 
 
-def run_bench(root: str | Path, out: str | Path, *, sizes: Sequence[int] = DEFAULT_SIZES,
-              datasets: Sequence[str] = DEFAULT_DATASETS, per_dataset: int = 200,
-              presets: Sequence[str] = ("fast", "balanced")) -> dict[str, Any]:
+def run_bench(
+    root: str | Path,
+    out: str | Path,
+    *,
+    sizes: Sequence[int] = DEFAULT_SIZES,
+    datasets: Sequence[str] = DEFAULT_DATASETS,
+    per_dataset: int = 200,
+    presets: Sequence[str] = ("fast", "balanced"),
+) -> dict[str, Any]:
     """Warm the cache, run every size in its own process, write scale.json/.md/.png."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     prep = warm_cache(root, out, datasets, per_dataset)
     entries = []
     for size in sorted(sizes):
-        cmd = [sys.executable, "-m", "toolret.eval.scale_bench", str(root), str(size), str(out), ",".join(datasets),
-               str(per_dataset), ",".join(presets)]
+        cmd = [
+            sys.executable,
+            "-m",
+            "toolret.eval.scale_bench",
+            str(root),
+            str(size),
+            str(out),
+            ",".join(datasets),
+            str(per_dataset),
+            ",".join(presets),
+        ]
         start = time.perf_counter()
         # One BLAS thread: on two cores the query embedding and a second BLAS thread fight, and
         # spinning BLAS threads made a 10k-tool matrix-vector product 4x slower (18 vs 4 ms).
@@ -267,14 +326,25 @@ def run_bench(root: str | Path, out: str | Path, *, sizes: Sequence[int] = DEFAU
     table = scale_table(entries)
     drops = {p: first_drop(entries, p) for p in presets} if len(entries) > 1 else {}
     png = plot_scale(entries, out / "scale.png")
-    summary = {"datasets_root": str(root), "datasets": list(datasets), "queries_per_dataset": per_dataset,
-               "prep": prep, "results": entries, "recall5_below_0.9_of_smallest_at": drops}
+    summary = {
+        "datasets_root": str(root),
+        "datasets": list(datasets),
+        "queries_per_dataset": per_dataset,
+        "prep": prep,
+        "results": entries,
+        "recall5_below_0.9_of_smallest_at": drops,
+    }
     (out / "scale.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     smallest = min(sizes)
     drop_lines = "\n".join(
-        f"- {p}: " + (f"Recall@5 first falls below 0.9 x its {smallest}-tool value at {d} tools" if d else
-                      f"Recall@5 stays at or above 0.9 x its {smallest}-tool value at every size")
-        for p, d in drops.items())
+        f"- {p}: "
+        + (
+            f"Recall@5 first falls below 0.9 x its {smallest}-tool value at {d} tools"
+            if d
+            else f"Recall@5 stays at or above 0.9 x its {smallest}-tool value at every size"
+        )
+        for p, d in drops.items()
+    )
     q = prep["blend_quality"]
     (out / "scale.md").write_text(
         "# toolret scale benchmark\n\n"
@@ -282,7 +352,8 @@ def run_bench(root: str | Path, out: str | Path, *, sizes: Sequence[int] = DEFAU
         "tools plus synthetic variants (`toolret.eval.scale`). Synthetic field vectors composed from cached real "
         f"embeddings; on {q['n']} sampled fields their cosine to the true embedding is {q['mean_cosine']:.3f} "
         f"(min {q['min_cosine']:.3f}).\n\n```\n{table}\n```\n\n{drop_lines}\n\nPlot: `{png.name}`.\n",
-        encoding="utf-8")
+        encoding="utf-8",
+    )
     print(table)
     print(drop_lines)
     print(f"wrote {out / 'scale.json'}, {out / 'scale.md'} and {png}")
@@ -291,5 +362,4 @@ def run_bench(root: str | Path, out: str | Path, *, sizes: Sequence[int] = DEFAU
 
 if __name__ == "__main__":  # one size, in its own process (see run_bench)
     _root, _size, _out, _datasets, _per, _presets = sys.argv[1:7]
-    run_size(_root, int(_size), _out, datasets=_datasets.split(","), per_dataset=int(_per),
-             presets=_presets.split(","))
+    run_size(_root, int(_size), _out, datasets=_datasets.split(","), per_dataset=int(_per), presets=_presets.split(","))

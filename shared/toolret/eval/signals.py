@@ -43,20 +43,20 @@ class DatasetSignals:
 
     name: str
     n_tools: int
-    lex: np.ndarray          # [Q, C, F] raw BM25 per field
-    dense: np.ndarray        # [Q, C, F] cosine per field
-    present: np.ndarray      # [Q, C, F] the tool has text in the field
-    bound: np.ndarray        # [Q, F] BM25 upper bound of the query per field
-    rank: np.ndarray         # [Q, C] best per-field rank (lexical or dense) of the candidate
-    valid: np.ndarray        # [Q, C]
-    named: np.ndarray        # [Q, C] the query names the tool
-    penalty: np.ndarray      # [Q, C] parameter penalty at scale 1
-    rel: np.ndarray          # [Q, C] candidate is relevant (id level)
-    n_rel: np.ndarray        # [Q] relevant tools (id level)
-    group: np.ndarray        # [Q, C] name-level group id of the candidate (id.split('#')[0])
-    rel_group: np.ndarray    # [Q, C] candidate's name is relevant
+    lex: np.ndarray  # [Q, C, F] raw BM25 per field
+    dense: np.ndarray  # [Q, C, F] cosine per field
+    present: np.ndarray  # [Q, C, F] the tool has text in the field
+    bound: np.ndarray  # [Q, F] BM25 upper bound of the query per field
+    rank: np.ndarray  # [Q, C] best per-field rank (lexical or dense) of the candidate
+    valid: np.ndarray  # [Q, C]
+    named: np.ndarray  # [Q, C] the query names the tool
+    penalty: np.ndarray  # [Q, C] parameter penalty at scale 1
+    rel: np.ndarray  # [Q, C] candidate is relevant (id level)
+    n_rel: np.ndarray  # [Q] relevant tools (id level)
+    group: np.ndarray  # [Q, C] name-level group id of the candidate (id.split('#')[0])
+    rel_group: np.ndarray  # [Q, C] candidate's name is relevant
     n_rel_group: np.ndarray  # [Q] relevant names
-    qfeat: np.ndarray        # [Q, len(QUERY_FEATURES)] query evidence features
+    qfeat: np.ndarray  # [Q, len(QUERY_FEATURES)] query evidence features
     baselines: dict[str, np.ndarray]  # "bm25"/"cosine" (+ "@name") -> [Q, 3] recall@5, ndcg@10, completeness@10
     has_names: bool = False
 
@@ -109,8 +109,9 @@ def _distinct(ids: list[str]) -> list[str]:
     return list(dict.fromkeys(_name_of(i) for i in ids))
 
 
-def extract_signals(dataset: Any, embedder: Any, *, limit: int | None = 500, seed: int = 0,
-                    depth: int = POOL_DEPTH) -> DatasetSignals:
+def extract_signals(
+    dataset: Any, embedder: Any, *, limit: int | None = 500, seed: int = 0, depth: int = POOL_DEPTH
+) -> DatasetSignals:
     """Rank a sample of the dataset's queries once over a deep pool and keep the raw signals."""
     from toolret import ToolKnowledgeBase
     from toolret.config import PenaltyConfig, RetrievalConfig
@@ -158,21 +159,23 @@ def extract_signals(dataset: Any, embedder: Any, *, limit: int | None = 500, see
         words = set(tokenize(q.query, drop_stopwords=False))
         relevant = set(q.relevant)
         rel_names = {_name_of(r) for r in q.relevant}
-        rows.append({
-            "lex": np.stack([lex_all[i][cands] for i in range(F)], axis=1),
-            "dense": np.stack([dense_all[i][cands] for i in range(F)], axis=1),
-            "present": np.stack([snap.present[f][cands] for f in INDEX_FIELDS], axis=1),
-            "bound": np.array([snap.lexical[f].upper_bound(tokens) for f in INDEX_FIELDS], dtype=np.float32),
-            "rank": np.where(np.isin(cands, list(named)), 0, best_rank[cands]),
-            "named": np.isin(cands, list(named)),
-            "penalty": np.array([parameter_penalty(snap.docs[c], args, words, pen_cfg) for c in cands.tolist()]),
-            "rel": np.array([snap.docs[c].id in relevant for c in cands.tolist()]),
-            "n_rel": len(relevant),
-            "group": group_of[cands],
-            "rel_group": np.array([_name_of(snap.docs[c].id) in rel_names for c in cands.tolist()]),
-            "n_rel_group": len(rel_names),
-            "qfeat": np.array(query_features(q.query, tokens, df, n_docs), dtype=np.float32),
-        })
+        rows.append(
+            {
+                "lex": np.stack([lex_all[i][cands] for i in range(F)], axis=1),
+                "dense": np.stack([dense_all[i][cands] for i in range(F)], axis=1),
+                "present": np.stack([snap.present[f][cands] for f in INDEX_FIELDS], axis=1),
+                "bound": np.array([snap.lexical[f].upper_bound(tokens) for f in INDEX_FIELDS], dtype=np.float32),
+                "rank": np.where(np.isin(cands, list(named)), 0, best_rank[cands]),
+                "named": np.isin(cands, list(named)),
+                "penalty": np.array([parameter_penalty(snap.docs[c], args, words, pen_cfg) for c in cands.tolist()]),
+                "rel": np.array([snap.docs[c].id in relevant for c in cands.tolist()]),
+                "n_rel": len(relevant),
+                "group": group_of[cands],
+                "rel_group": np.array([_name_of(snap.docs[c].id) in rel_names for c in cands.tolist()]),
+                "n_rel_group": len(rel_names),
+                "qfeat": np.array(query_features(q.query, tokens, df, n_docs), dtype=np.float32),
+            }
+        )
         ranked_bm25 = bm25.search(q.query, k=40).ids
         ranked_cos = cosine.search_vector(qvec, k=40).ids
         base["bm25"].append(_metrics_of(ranked_bm25, q.relevant))
@@ -192,21 +195,33 @@ def extract_signals(dataset: Any, embedder: Any, *, limit: int | None = 500, see
     for qi, r in enumerate(rows):
         valid[qi, : len(r["rel"])] = True
     sig = DatasetSignals(
-        name=dataset.name, n_tools=n_tools,
-        lex=pad("lex", (F,), np.float32), dense=pad("dense", (F,), np.float32),
-        present=pad("present", (F,), bool), bound=np.stack([r["bound"] for r in rows]),
-        rank=pad("rank", (), np.int64, _RANK_NONE), valid=valid, named=pad("named", (), bool),
-        penalty=pad("penalty", (), np.float32), rel=pad("rel", (), bool),
+        name=dataset.name,
+        n_tools=n_tools,
+        lex=pad("lex", (F,), np.float32),
+        dense=pad("dense", (F,), np.float32),
+        present=pad("present", (F,), bool),
+        bound=np.stack([r["bound"] for r in rows]),
+        rank=pad("rank", (), np.int64, _RANK_NONE),
+        valid=valid,
+        named=pad("named", (), bool),
+        penalty=pad("penalty", (), np.float32),
+        rel=pad("rel", (), bool),
         n_rel=np.array([r["n_rel"] for r in rows], dtype=np.int32),
-        group=pad("group", (), np.int32, -1), rel_group=pad("rel_group", (), bool),
+        group=pad("group", (), np.int32, -1),
+        rel_group=pad("rel_group", (), bool),
         n_rel_group=np.array([r["n_rel_group"] for r in rows], dtype=np.int32),
         qfeat=np.stack([r["qfeat"] for r in rows]),
         baselines={k: np.array(v, dtype=np.float32) for k, v in base.items()},
         has_names=has_names,
     )
     kb.close()
-    logger.info("%s: signals of %d queries over pools of up to %d tools in %.1f s",
-                dataset.name, Q, C, time.perf_counter() - start)
+    logger.info(
+        "%s: signals of %d queries over pools of up to %d tools in %.1f s",
+        dataset.name,
+        Q,
+        C,
+        time.perf_counter() - start,
+    )
     return sig
 
 
@@ -219,8 +234,15 @@ def _fingerprint(folder: Path, limit: int | None, seed: int, depth: int) -> str:
     return h.hexdigest()[:12]
 
 
-def load_or_extract(folder: str | Path, cache_dir: str | Path, embedder: Any, *, limit: int | None = 500,
-                    seed: int = 0, depth: int = POOL_DEPTH) -> DatasetSignals:
+def load_or_extract(
+    folder: str | Path,
+    cache_dir: str | Path,
+    embedder: Any,
+    *,
+    limit: int | None = 500,
+    seed: int = 0,
+    depth: int = POOL_DEPTH,
+) -> DatasetSignals:
     """The dataset's signals from ``cache_dir`` when cached for the same files and sample, else extracted."""
     from toolret.eval.datasets import load_dataset
 

@@ -62,8 +62,7 @@ def _normalise(vectors: Any, n_texts: int, name: str) -> np.ndarray:
     array = np.asarray(vectors, dtype=np.float32)
     if array.ndim != 2 or array.shape[0] != n_texts:
         raise ToolRetError(
-            f"embedder {name!r} returned shape {array.shape} for {n_texts} texts; "
-            "expected one vector per text"
+            f"embedder {name!r} returned shape {array.shape} for {n_texts} texts; expected one vector per text"
         )
     if not np.all(np.isfinite(array)):
         raise ToolRetError(f"embedder {name!r} returned NaN or infinite values")
@@ -183,8 +182,11 @@ class SentenceTransformerEmbedder:
                 return np.zeros((0, model.get_sentence_embedding_dimension()), dtype=np.float32)
             with _torch_threads(1 if len(texts) <= _SMALL_BATCH else None):
                 vectors = model.encode(
-                    texts, batch_size=self.batch_size, convert_to_numpy=True,
-                    normalize_embeddings=True, show_progress_bar=False,
+                    texts,
+                    batch_size=self.batch_size,
+                    convert_to_numpy=True,
+                    normalize_embeddings=True,
+                    show_progress_bar=False,
                 )
         return _normalise(vectors, len(texts), self.name)
 
@@ -222,8 +224,10 @@ def _packaged(name: str) -> Embedder:
             elif name == TORCH_EMBEDDER_NAME:
                 _PACKAGED[name] = SentenceTransformerEmbedder()
             else:
-                raise ConfigError(f"unknown packaged embedder {name!r}; toolret ships {ONNX_EMBEDDER_NAME!r} "
-                                  f"(the default, no torch) and {TORCH_EMBEDDER_NAME!r} (the same model in torch)")
+                raise ConfigError(
+                    f"unknown packaged embedder {name!r}; toolret ships {ONNX_EMBEDDER_NAME!r} "
+                    f"(the default, no torch) and {TORCH_EMBEDDER_NAME!r} (the same model in torch)"
+                )
         return _PACKAGED[name]
 
 

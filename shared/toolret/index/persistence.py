@@ -27,7 +27,16 @@ from toolret.index.snapshot import Snapshot, build_snapshot
 from toolret.index.store import FORMAT_VERSION, ChromaStore
 from toolret.index.writer import IndexWriter
 
-__all__ = ["MANIFEST", "damaged_message", "load_snapshot", "make_dir", "open_store", "registry_hash", "save"]
+__all__ = [
+    "MANIFEST",
+    "damaged_message",
+    "load_snapshot",
+    "make_dir",
+    "open_store",
+    "registry_hash",
+    "save",
+    "saved_folder",
+]
 
 logger = logging.getLogger("toolret")
 
@@ -49,8 +58,10 @@ def make_dir(path: Path | None) -> None:
     if path is None:
         return
     if path.exists() and not path.is_dir():
-        raise KnowledgeBaseError(f"knowledge base path {str(path)!r} is a file, not a directory; pass the path of a "
-                                 "directory (it is created if missing)")
+        raise KnowledgeBaseError(
+            f"knowledge base path {str(path)!r} is a file, not a directory; pass the path of a "
+            "directory (it is created if missing)"
+        )
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -78,8 +89,11 @@ def open_store(path: Path | None, client: Any, collection: str, embedder: Any) -
                 f"knowledge base was built with the custom embedder {stored_name!r}; pass it again as embedder="
             )
         if stored_name == TORCH_EMBEDDER_NAME:
-            logger.info("this knowledge base was built with the torch MiniLM (%s); it opens with it. Rebuild it "
-                        "to search with the torch-free default, which starts faster", stored_name)
+            logger.info(
+                "this knowledge base was built with the torch MiniLM (%s); it opens with it. Rebuild it "
+                "to search with the torch-free default, which starts faster",
+                stored_name,
+            )
         embedder = stored_name  # the model it was built with: packaged (ONNX or torch) or a name/path
     resolved = resolve_embedder(embedder)
     store.open(resolved.name)
@@ -151,9 +165,11 @@ def damaged_message(path: Path | None, exc: Exception) -> str:
     """What to tell a user whose stored knowledge base cannot be opened, and how to rebuild it."""
     where = f"at {str(path)!r}" if path is not None else "on the ChromaDB server"
     rebuild = f"`toolret index TOOLS --kb {path}`" if path is not None else "ToolKnowledgeBase.connect(...).sync(tools)"
-    return (f"cannot open the knowledge base {where}: {type(exc).__name__}: {exc}. Its ChromaDB data is damaged "
-            "or unreadable (a copy or disk write that did not finish, another program writing it, a full disk). "
-            f"Restore it from a backup, or delete it and rebuild: {rebuild} or ToolKnowledgeBase(path).add(tools)")
+    return (
+        f"cannot open the knowledge base {where}: {type(exc).__name__}: {exc}. Its ChromaDB data is damaged "
+        "or unreadable (a copy or disk write that did not finish, another program writing it, a full disk). "
+        f"Restore it from a backup, or delete it and rebuild: {rebuild} or ToolKnowledgeBase(path).add(tools)"
+    )
 
 
 def _fields_complete(doc: ToolDoc, vectors: dict[str, np.ndarray], hashes: dict[str, str]) -> bool:
@@ -163,3 +179,13 @@ def _fields_complete(doc: ToolDoc, vectors: dict[str, np.ndarray], hashes: dict[
         if has_text and (f not in vectors or hashes.get(f) != h):
             return False
     return True
+
+
+def saved_folder(path: str | os.PathLike[str]) -> Path:
+    """``path`` as a folder that holds a saved knowledge base, else a KnowledgeBaseError saying how to build one."""
+    folder = Path(path)
+    if not folder.is_dir() or not (folder / MANIFEST).exists():
+        raise KnowledgeBaseError(
+            f"no toolret knowledge base at {str(folder)!r}; build one with `toolret index` or ToolKnowledgeBase(path).add(...)"
+        )
+    return folder

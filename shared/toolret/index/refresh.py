@@ -73,6 +73,10 @@ def read_changes(store: ChromaStore, snap: Snapshot) -> Changes:
         merged[tool_id] = (stored.doc, stored.vectors)
     removed = [d.id for d in snap.docs if d.id not in index]
     return Changes(
-        docs=[d for d, _ in merged.values()], vectors=[v for _, v in merged.values()],
-        added=added, updated=updated, removed=removed, consistent=consistent,
+        docs=[d for d, _ in merged.values()],
+        vectors=[v for _, v in merged.values()],
+        added=added,
+        updated=updated,
+        removed=removed,
+        consistent=consistent,
     )

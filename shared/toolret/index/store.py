@@ -130,8 +130,12 @@ class ChromaStore:
             )
         meta = {"toolret_format": FORMAT_VERSION, "embedder": embedder_name, "hnsw:space": "cosine", **_CHEAP_HNSW}
         self._tools = self.client.get_or_create_collection(f"{self.name}_tools", metadata=meta, embedding_function=None)
-        self._fields = self.client.get_or_create_collection(f"{self.name}_fields", metadata=meta, embedding_function=None)
-        self._history = self.client.get_or_create_collection(f"{self.name}_history", metadata=meta, embedding_function=None)
+        self._fields = self.client.get_or_create_collection(
+            f"{self.name}_fields", metadata=meta, embedding_function=None
+        )
+        self._history = self.client.get_or_create_collection(
+            f"{self.name}_history", metadata=meta, embedding_function=None
+        )
         self._meta = self.client.get_or_create_collection(f"{self.name}_meta", metadata=meta, embedding_function=None)
 
     def drop(self) -> None:
@@ -169,15 +173,17 @@ class ChromaStore:
         if stale:
             self._fields.delete(ids=stale)
         for part in self._batches(len(f_ids)):
-            self._fields.upsert(ids=f_ids[part], embeddings=np.stack(f_emb[part]), documents=f_docs[part],
-                                metadatas=f_meta[part])
+            self._fields.upsert(
+                ids=f_ids[part], embeddings=np.stack(f_emb[part]), documents=f_docs[part], metadatas=f_meta[part]
+            )
         t_ids = [d.id for d in docs]
         t_docs = [d.model_dump_json() for d in docs]
         t_meta = [{"name": d.name, "hash": d.content_hash} for d in docs]
         t_emb = [np.asarray(_tool_vector(v), dtype=np.float32) for v in vectors]
         for part in self._batches(len(t_ids)):
-            self._tools.upsert(ids=t_ids[part], embeddings=np.stack(t_emb[part]), documents=t_docs[part],
-                               metadatas=t_meta[part])
+            self._tools.upsert(
+                ids=t_ids[part], embeddings=np.stack(t_emb[part]), documents=t_docs[part], metadatas=t_meta[part]
+            )
 
     def delete(self, tool_ids: Sequence[str]) -> None:
         """Remove tools; tool records first, then their field records."""

@@ -54,8 +54,15 @@ class IndexWriter:
     hold :attr:`lock` (reentrant, so the tool-use memory can write under it too).
     """
 
-    def __init__(self, store: ChromaStore, embedder: Embedder, config: RetrievalConfig, *,
-                 expander: Any = None, offline_expansion: bool = True) -> None:
+    def __init__(
+        self,
+        store: ChromaStore,
+        embedder: Embedder,
+        config: RetrievalConfig,
+        *,
+        expander: Any = None,
+        offline_expansion: bool = True,
+    ) -> None:
         self.store = store
         self.embedder = embedder
         self.config = config
@@ -154,14 +161,31 @@ class IndexWriter:
             replaced = [d.id for d in changed if d.id in current]
             if replaced and not upsert:
                 shown = ", ".join(map(repr, replaced[:10])) + (" ..." if len(replaced) > 10 else "")
-                logger.warning("add replaced %d existing tool(s) with a different definition under the same id: %s; "
-                               "pass upsert=True when replacing is meant, or use sync() to replace a registry",
-                               len(replaced), shown)
+                logger.warning(
+                    "add replaced %d existing tool(s) with a different definition under the same id: %s; "
+                    "pass upsert=True when replacing is meant, or use sync() to replace a registry",
+                    len(replaced),
+                    shown,
+                )
             wanted = {**current, **{d.id: d for d in changed}}
             self._commit(wanted, changed, [], progress)
             self.live.update(live, names={d.id: d.name for d in new_docs})
         _log_change("add", len(new_docs), len(changed) - len(replaced), len(replaced), 0, start)
         return [d.id for d in new_docs]
+
+    def bind(self, objects: Iterable[Any]) -> int:
+        """Attach live objects to the stored tools they describe (after reopening); returns how many matched."""
+        from toolret.sources.ingest import to_tool_doc
+
+        matched: dict[str, Any] = {}
+        names: dict[str, str] = {}
+        for obj in objects:
+            doc = to_tool_doc(obj)
+            if doc.id in self.snapshot.index_of:
+                matched[doc.id] = obj
+                names[doc.id] = doc.name
+        self.live.update(matched, names=names)
+        return len(matched)
 
     def remove(self, tool_ids: Iterable[str]) -> None:
         ids = list(tool_ids)
@@ -194,8 +218,12 @@ class IndexWriter:
             self.live.keep(wanted)
             self.live.update(live, names={d.id: d.name for d in new_docs})
         _log_change("sync", len(new_docs), len(added), len(updated), len(removed), start)
-        return SyncReport(added=[d.id for d in added], updated=[d.id for d in updated], removed=removed,
-                          unchanged=len(new_docs) - len(added) - len(updated))
+        return SyncReport(
+            added=[d.id for d in added],
+            updated=[d.id for d in updated],
+            removed=removed,
+            unchanged=len(new_docs) - len(added) - len(updated),
+        )
 
     def _commit(self, wanted: dict[str, ToolDoc], changed: list[ToolDoc], removed: list[str], progress: bool) -> None:
         """The one write path: embed ``changed``, store it, delete ``removed``, mark, swap the snapshot."""
@@ -225,8 +253,12 @@ class IndexWriter:
             self.rebuild(changes.docs, changes.vectors)
             self.live.keep(self.snapshot.index_of)
         self.generation = generation if changes.consistent else None
-        return SyncReport(added=changes.added, updated=changes.updated, removed=changes.removed,
-                          unchanged=len(changes.docs) - len(changes.added) - len(changes.updated))
+        return SyncReport(
+            added=changes.added,
+            updated=changes.updated,
+            removed=changes.removed,
+            unchanged=len(changes.docs) - len(changes.added) - len(changes.updated),
+        )
 
     def mark_written(self) -> None:
         """Publish a new change marker after a write (readers' ``refresh`` looks for it)."""
@@ -238,13 +270,23 @@ class IndexWriter:
 
 def _log_change(verb: str, given: int, added: int, updated: int, removed: int, start: float) -> None:
     """One INFO line per add/sync (logger "toolret"): what changed and how long it took, embedding included."""
-    logger.info("%s: %d tools (%d added, %d updated, %d unchanged, %d removed) in %.2f s", verb, given, added, updated,
-                given - added - updated, removed, time.perf_counter() - start)
+    logger.info(
+        "%s: %d tools (%d added, %d updated, %d unchanged, %d removed) in %.2f s",
+        verb,
+        given,
+        added,
+        updated,
+        given - added - updated,
+        removed,
+        time.perf_counter() - start,
+    )
 
 
 def too_many(what: str, limit: int) -> str:
-    return (f"{what}; a knowledge base holds at most max_tools={limit} tools (RetrievalConfig.max_tools). "
-            "Raise it with ToolKnowledgeBase(config=RetrievalConfig(max_tools=...)) or split the registry")
+    return (
+        f"{what}; a knowledge base holds at most max_tools={limit} tools (RetrievalConfig.max_tools). "
+        "Raise it with ToolKnowledgeBase(config=RetrievalConfig(max_tools=...)) or split the registry"
+    )
 
 
 class _NullBar:

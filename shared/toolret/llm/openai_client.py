@@ -19,6 +19,7 @@ logger = logging.getLogger("toolret")
 
 T = TypeVar("T", bound=BaseModel)
 
+
 def _schema_name(schema: type[BaseModel]) -> str:
     return re.sub(r"[^a-zA-Z0-9_-]", "_", schema.__name__)[:64] or "output"
 

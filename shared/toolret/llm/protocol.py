@@ -171,11 +171,13 @@ class _Attempts:
         for attempt in range(retries + 1):
             remaining = self.deadline - time.monotonic()
             if remaining <= 0:
-                raise LLMError(f"{self.name}: no valid answer within {self.timeout:g}s ({attempt} attempt(s)): "
-                               f"{self.problem}")
+                raise LLMError(
+                    f"{self.name}: no valid answer within {self.timeout:g}s ({attempt} attempt(s)): {self.problem}"
+                )
             yield self.convo, remaining
-        raise LLMError(f"{self.name}: output did not match {self.schema.__name__} after {retries + 1} attempt(s): "
-                       f"{self.problem}")
+        raise LLMError(
+            f"{self.name}: output did not match {self.schema.__name__} after {retries + 1} attempt(s): {self.problem}"
+        )
 
     def failed(self, exc: Exception) -> None:
         """Prepare the next attempt after malformed output; raise :class:`LLMError` for anything else."""

@@ -23,9 +23,13 @@ __all__ = ["MAX_TURNS", "as_chat_history"]
 
 #: Framework role names mapped to the three roles the LLM protocol knows.
 _ROLE_OF = {
-    "user": "user", "human": "user",
-    "assistant": "assistant", "ai": "assistant", "model": "assistant",
-    "system": "system", "developer": "system",
+    "user": "user",
+    "human": "user",
+    "assistant": "assistant",
+    "ai": "assistant",
+    "model": "assistant",
+    "system": "system",
+    "developer": "system",
 }
 #: Roles whose turns are tool plumbing, not conversation: skipped.
 _SKIPPED_ROLES = {"tool", "function", "chatbot_tool", "remove"}
@@ -37,8 +41,11 @@ def _content_text(content: Any, where: str) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):  # LangChain content blocks: keep the text parts
-        parts = [b if isinstance(b, str) else b.get("text", "") for b in content
-                 if isinstance(b, str) or (isinstance(b, Mapping) and b.get("type") == "text")]
+        parts = [
+            b if isinstance(b, str) else b.get("text", "")
+            for b in content
+            if isinstance(b, str) or (isinstance(b, Mapping) and b.get("type") == "text")
+        ]
         return "\n".join(p for p in parts if isinstance(p, str))
     if content is None:
         return ""
@@ -56,8 +63,10 @@ def _role_and_content(turn: Any, where: str) -> tuple[str, Any]:
         return turn
     role = getattr(turn, "role", None) or getattr(turn, "type", None)
     if role is None or not hasattr(turn, "content"):
-        raise QueryError(f"{where}: expected a ChatMessage, a role/content mapping or pair, or a chat "
-                         f"message object, not {type(turn).__name__}")
+        raise QueryError(
+            f"{where}: expected a ChatMessage, a role/content mapping or pair, or a chat "
+            f"message object, not {type(turn).__name__}"
+        )
     return getattr(role, "value", role), turn.content
 
 
@@ -70,8 +79,7 @@ def as_chat_history(turns: Iterable[Any] | None) -> list[ChatMessage]:
     if turns is None:
         return []
     if isinstance(turns, (str, bytes, Mapping)):
-        raise QueryError("history must be a sequence of chat turns, not a single "
-                         f"{type(turns).__name__}")
+        raise QueryError(f"history must be a sequence of chat turns, not a single {type(turns).__name__}")
     out: list[ChatMessage] = []
     for i, turn in enumerate(turns):
         where = f"history[{i}]"

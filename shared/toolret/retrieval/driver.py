@@ -19,9 +19,12 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, Literal
 
+from typing_extensions import TypedDict
+
+from toolret.config import RetrievalConfig
 from toolret.results import SearchResult
 from toolret.retrieval.pipeline import (
     SearchState,
@@ -33,9 +36,19 @@ from toolret.retrieval.pipeline import (
     stage_retrieve,
 )
 
-__all__ = ["STAGES", "StageName", "drive", "finish_search", "next_stage"]
+__all__ = ["STAGES", "SearchOptions", "StageName", "drive", "finish_search", "next_stage"]
 
 StageName = Literal["plan", "retrieve", "fuse", "rerank", "reflect"]
+
+
+class SearchOptions(TypedDict, total=False):
+    """Keyword options of ``ToolKnowledgeBase.search`` and ``asearch`` (``begin_search`` documents them)."""
+
+    config: RetrievalConfig | str | None
+    conversation: Iterable[Any] | None
+    llm: Any
+    history: Iterable[Any] | None  # the former, deprecated name of ``conversation``
+
 
 #: Every stage by name; each reads and extends one :class:`SearchState`.
 STAGES: dict[StageName, Callable[[SearchState], Any]] = {

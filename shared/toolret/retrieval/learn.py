@@ -35,8 +35,7 @@ from toolret.retrieval.memory import HistorySnapshot
 from toolret.retrieval.ranking import rank_query
 from toolret.retrieval.scoring import FEATURE_NAMES
 
-__all__ = ["choose_l2", "collect_query_features", "fit_pairwise", "fit_weights", "pair_diffs",
-           "recall_at"]
+__all__ = ["choose_l2", "collect_query_features", "fit_pairwise", "fit_weights", "pair_diffs", "recall_at"]
 
 #: Regularisation strengths tried (toward the hand-set formula), strongest first on ties.
 L2_GRID = (1e-3, 1e-2, 1e-1, 1.0)
@@ -172,7 +171,14 @@ def fit_weights(
     else:
         coef, before, after = fit_pairwise(diffs, init, l2=l2)
     return LearnedWeights(
-        features=list(FEATURE_NAMES), coef=[round(float(c), 6) for c in coef],
-        n_queries=len(queries), n_pairs=len(diffs), loss_before=round(before, 6), loss_after=round(after, 6),
-        l2=l2, n_validation=n_val, validation_recall=round(val_fit, 4), validation_recall_default=round(val_base, 4),
+        features=list(FEATURE_NAMES),
+        coef=[round(float(c), 6) for c in coef],
+        n_queries=len(queries),
+        n_pairs=len(diffs),
+        loss_before=round(before, 6),
+        loss_after=round(after, 6),
+        l2=l2,
+        n_validation=n_val,
+        validation_recall=round(val_fit, 4),
+        validation_recall_default=round(val_base, 4),
     )

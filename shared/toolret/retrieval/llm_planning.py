@@ -253,4 +253,3 @@ def plan_with_llm(
         return _success(_to_plan(query, out, n_variants), llm, start)
     except Exception as exc:  # planning must never fail a search  # noqa: BLE001
         return _fallback(query, exc, start)
-

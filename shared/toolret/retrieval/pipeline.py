@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, TypeVar
 
@@ -38,9 +37,7 @@ import numpy as np
 from toolret.config import BALANCED_REFLECT_ROUNDS, RetrievalConfig, validate_k
 from toolret.documents.docstrings import docstring_summary
 from toolret.errors import QueryError
-from toolret.index.embedding import Embedder
 from toolret.index.snapshot import Snapshot
-from toolret.llm.protocol import ChatMessage
 from toolret.results import ScoredTool, SearchResult, StagePath, TraceStep
 from toolret.retrieval.fusion import budgeted_merge, reciprocal_rank_fusion
 from toolret.retrieval.memory import HistorySnapshot
@@ -56,6 +53,7 @@ from toolret.retrieval.reflection import (
 )
 from toolret.retrieval.rerank import LLMReranker
 from toolret.retrieval.scoring import CandidateScore
+from toolret.retrieval.search_state import SearchState, _Job
 from toolret.retrieval.selection import select_auto
 
 __all__ = [
@@ -101,15 +99,6 @@ def _timed(trace: list[TraceStep], stage: str, fn: Callable[[], T], note: str = 
     return out
 
 
-@dataclass(frozen=True)
-class _Job:
-    """One ranking to run: for the whole request (``subtask=None``) or one sub-task."""
-
-    subtask: int | None
-    text: str
-    fields: FieldQueries | None = None
-
-
 # MFTR field-aligned sub-queries: which planner field is matched against which tool field.
 _FIELD_OF = {"tool_description": "description", "intent": "examples", "expected_output": "response"}
 
@@ -123,11 +112,21 @@ def _plan(state: SearchState) -> QueryPlan | None:
         from toolret.retrieval.llm_planning import plan_with_llm
 
         feedback = _feedback_docs(state.snap, query, config.prf_docs)
-        plan, step = state.spend_llm(lambda: plan_with_llm(query, llm, history=state.conversation or None,
-                                                           feedback_docs=feedback or None,
-                                                           n_variants=config.n_variants, timeout=timeout))
-        extra = [f"{n} {what}" for n, what in ((len(state.conversation), "history turn(s)"),
-                                                (len(feedback), "feedback doc(s)")) if n]
+        plan, step = state.spend_llm(
+            lambda: plan_with_llm(
+                query,
+                llm,
+                history=state.conversation or None,
+                feedback_docs=feedback or None,
+                n_variants=config.n_variants,
+                timeout=timeout,
+            )
+        )
+        extra = [
+            f"{n} {what}"
+            for n, what in ((len(state.conversation), "history turn(s)"), (len(feedback), "feedback doc(s)"))
+            if n
+        ]
         if extra:
             step = step.model_copy(update={"note": "; ".join([step.note, *extra]) if step.note else "; ".join(extra)})
         trace.append(step)
@@ -137,8 +136,11 @@ def _plan(state: SearchState) -> QueryPlan | None:
     ms = (time.perf_counter() - start) * 1000
     if config.planner == "llm":
         why = "no LLM configured" if llm is None else state.budget_note()
-        trace.append(TraceStep(stage="plan", path="fallback", ms=ms,
-                               note=f"{why}: offline planner, {len(plan.subtasks)} sub-task(s)"))
+        trace.append(
+            TraceStep(
+                stage="plan", path="fallback", ms=ms, note=f"{why}: offline planner, {len(plan.subtasks)} sub-task(s)"
+            )
+        )
     else:
         trace.append(TraceStep(stage="plan", path="offline", ms=ms, note=f"{len(plan.subtasks)} sub-task(s)"))
     return plan
@@ -179,8 +181,13 @@ def _field_texts(fields: FieldQueries | None) -> dict[str, str]:
 def _scored(snap: Snapshot, cand: CandidateScore, subtask: str | None = None) -> ScoredTool:
     doc = snap.docs[cand.index]
     return ScoredTool(
-        id=doc.id, name=doc.name, score=round(cand.score, 6),
-        field_scores=cand.field_scores, penalty=cand.penalty, subtask=subtask, similarity=round(cand.cosine, 6),
+        id=doc.id,
+        name=doc.name,
+        score=round(cand.score, 6),
+        field_scores=cand.field_scores,
+        penalty=cand.penalty,
+        subtask=subtask,
+        similarity=round(cand.cosine, 6),
     )
 
 
@@ -191,71 +198,6 @@ def _history_for(
         return None
     scores = memory.tool_scores(qvec, m=config.history_neighbors)
     return {snap.index_of[t]: s for t, s in scores.items() if t in snap.index_of} or None
-
-
-@dataclass
-class SearchState:
-    """Everything one search has produced so far; the stage functions read and extend it.
-
-    Build it with ``ToolKnowledgeBase.begin_search`` (which validates the query and resolves the
-    config). ``k`` is the number of tools to return; with ``auto=True`` it is the most that
-    ``k="auto"`` may keep. ``tools`` holds the current selection, best first.
-    """
-
-    snap: Snapshot
-    embedder: Embedder
-    query: str
-    k: int
-    config: RetrievalConfig
-    llm: Any = None
-    #: The knowledge base's tool-use memory (recorded bundles), read when ``history_weight`` > 0.
-    memory: HistorySnapshot | None = None
-    cross_encoder: Any = None
-    auto: bool = False
-    trace: list[TraceStep] = field(default_factory=list)
-    plan: QueryPlan | None = None
-    jobs: list[_Job] = field(default_factory=list)
-    rankings: list[tuple[list[CandidateScore], int, int]] = field(default_factory=list)
-    tools: list[ScoredTool] = field(default_factory=list)
-    reflect_round: int = 0
-    pending: Coverage | None = None
-    requery_cache: dict[str, list[ScoredTool]] = field(default_factory=dict)
-    #: Each sub-task's own fused ranking (by sub-task index), kept for reflection's re-queries.
-    subtask_lists: dict[int, list[ScoredTool]] = field(default_factory=dict)
-    #: Earlier chat turns (``search(..., conversation=...)``), read by the LLM planner.
-    conversation: list[ChatMessage] = field(default_factory=list)
-    #: True right after :func:`stage_retrieve` ran reflection's re-query (not a first retrieval).
-    requeried: bool = False
-    #: Seconds the LLM steps of this search have taken so far (bounded by ``config.llm_budget_s``).
-    llm_spent_s: float = 0.0
-
-    def llm_timeout(self) -> float | None:
-        """Seconds the next LLM step may take: ``llm_timeout`` capped by what is left of
-        ``llm_budget_s``; None once the budget is spent (the step then runs its offline path)."""
-        left = self.config.llm_budget_s - self.llm_spent_s
-        return min(self.config.llm_timeout, left) if left > 0 else None
-
-    def spend_llm(self, step: Callable[[], T]) -> T:
-        """Run one LLM step and charge its time to the search's LLM budget."""
-        start = time.perf_counter()
-        try:
-            return step()
-        finally:
-            self.llm_spent_s += time.perf_counter() - start
-
-    def budget_note(self) -> str:
-        return f"LLM budget spent ({self.llm_spent_s:.2f}s of llm_budget_s={self.config.llm_budget_s:g}s)"
-
-    @property
-    def depth(self) -> int:
-        """How many tools fusion keeps: k, or more when a reranker will read further down."""
-        return max(self.k, self.config.rerank_top_n) if self.config.reranker != "none" else self.k
-
-    @property
-    def requerying(self) -> bool:
-        """True when reflection found uncovered sub-tasks that :func:`stage_retrieve` must re-query."""
-        return self.pending is not None
-
 
 
 def stage_plan(state: SearchState) -> None:
@@ -280,22 +222,39 @@ def stage_retrieve(state: SearchState) -> None:
         state.jobs = _jobs(state.query, state.plan)
     field_texts = [_field_texts(job.fields) for job in state.jobs]
     texts = list(dict.fromkeys([job.text for job in state.jobs] + [t for ft in field_texts for t in ft.values()]))
-    vectors = _timed(state.trace, "embed_query", lambda: state.embedder.embed(texts),
-                     note=f"{len(texts)} text(s), {state.embedder.name}")
+    vectors = _timed(
+        state.trace,
+        "embed_query",
+        lambda: state.embedder.embed(texts),
+        note=f"{len(texts)} text(s), {state.embedder.name}",
+    )
     vec_of = {text: vectors[i] for i, text in enumerate(texts)}
     start = time.perf_counter()
     state.rankings = [
-        rank_query(snap, job.text, vec_of[job.text], config,
-                   {f: (t, vec_of[t]) for f, t in ft.items()} or None,
-                   _history_for(snap, state.memory, vec_of[job.text], config))
+        rank_query(
+            snap,
+            job.text,
+            vec_of[job.text],
+            config,
+            {f: (t, vec_of[t]) for f, t in ft.items()} or None,
+            _history_for(snap, state.memory, vec_of[job.text], config),
+        )
         for job, ft in zip(state.jobs, field_texts)
     ]
     elapsed = (time.perf_counter() - start) * 1000
-    state.trace.append(TraceStep(stage="candidates", path="offline", ms=elapsed / 2,
-                                 note=f"{max(r[1] for r in state.rankings)} of {len(snap)} tools, "
-                                      f"{len(state.jobs)} ranking(s)"))
-    state.trace.append(TraceStep(stage="mftr", path="offline", ms=elapsed / 2,
-                                 note=f"{state.rankings[0][2]} argument value(s) spotted"))
+    state.trace.append(
+        TraceStep(
+            stage="candidates",
+            path="offline",
+            ms=elapsed / 2,
+            note=f"{max(r[1] for r in state.rankings)} of {len(snap)} tools, {len(state.jobs)} ranking(s)",
+        )
+    )
+    state.trace.append(
+        TraceStep(
+            stage="mftr", path="offline", ms=elapsed / 2, note=f"{state.rankings[0][2]} argument value(s) spotted"
+        )
+    )
 
 
 def stage_fuse(state: SearchState) -> None:
@@ -304,13 +263,15 @@ def stage_fuse(state: SearchState) -> None:
         return
     depth, snap = state.depth, state.snap
     if len(state.rankings) == 1:
-        state.tools = _timed(state.trace, "select", lambda: [_scored(snap, c) for c in state.rankings[0][0][:depth]],
-                             note=f"top {depth}")
+        state.tools = _timed(
+            state.trace, "select", lambda: [_scored(snap, c) for c in state.rankings[0][0][:depth]], note=f"top {depth}"
+        )
         return
     assert state.plan is not None
     plan, jobs, rankings = state.plan, state.jobs, state.rankings
-    state.tools, state.subtask_lists = _timed(state.trace, "fuse",
-                                              lambda: _fuse(snap, plan, jobs, rankings, depth, state.config))
+    state.tools, state.subtask_lists = _timed(
+        state.trace, "fuse", lambda: _fuse(snap, plan, jobs, rankings, depth, state.config)
+    )
     if not state.subtask_lists and len(plan.subtasks) > 1:
         # The split gate found fragments, not needs: the request is searched (and reflected on) as one.
         state.plan = plan.model_copy(update={"subtasks": [SubTask(text=plan.rewritten or state.query)]})
@@ -325,13 +286,17 @@ def stage_rerank(state: SearchState) -> None:
     why = ""
     timeout = state.llm_timeout()
     if config.reranker == "llm" and state.llm is not None and timeout is not None:
-        reranker = LLMReranker(state.llm, top_n=config.rerank_top_n, mode=config.rerank_mode,
-                               drop_irrelevant=config.drop_irrelevant)
+        reranker = LLMReranker(
+            state.llm, top_n=config.rerank_top_n, mode=config.rerank_mode, drop_irrelevant=config.drop_irrelevant
+        )
     elif config.reranker != "none":
         reranker = state.cross_encoder
         if config.reranker == "llm":
-            why = ("no LLM configured" if state.llm is None else state.budget_note()) + ": " + (
-                "cross-encoder instead" if reranker is not None else "MFTR order kept")
+            why = (
+                ("no LLM configured" if state.llm is None else state.budget_note())
+                + ": "
+                + ("cross-encoder instead" if reranker is not None else "MFTR order kept")
+            )
         elif reranker is None:
             why = "no cross-encoder configured (RetrievalConfig.cross_encoder): MFTR order kept"
     if reranker is None:
@@ -357,8 +322,13 @@ def stage_rerank(state: SearchState) -> None:
 def stage_reflect(state: SearchState) -> bool:
     """Judge sub-task coverage; True when :func:`stage_retrieve` must re-query (bounded by reflect_rounds)."""
     config, plan = state.config, state.plan
-    if config.reflect_rounds < 1 or plan is None or not plan.subtasks or not state.tools \
-            or state.reflect_round >= _reflect_rounds(state):
+    if (
+        config.reflect_rounds < 1
+        or plan is None
+        or not plan.subtasks
+        or not state.tools
+        or state.reflect_round >= _reflect_rounds(state)
+    ):
         return False
     state.reflect_round += 1
     start = time.perf_counter()
@@ -371,6 +341,7 @@ def stage_reflect(state: SearchState) -> bool:
             judge = partial(LLMCoverageJudge(state.llm).judge, docs=docs, timeout=timeout)
         else:
             note = f"; {'no LLM configured' if state.llm is None else state.budget_note()}: offline coverage"
+
     def run_judge() -> tuple[Coverage, StagePath, str]:
         return judge_coverage(plan, state.tools, judge=judge, threshold=config.coverage_threshold)
 
@@ -378,11 +349,15 @@ def stage_reflect(state: SearchState) -> bool:
     if note:
         path = "fallback"
     state.pending = coverage if coverage.uncovered else None
-    state.trace.append(TraceStep(
-        stage="reflect", path=path, ms=(time.perf_counter() - start) * 1000,
-        note=f"round {state.reflect_round}: {len(coverage.uncovered)} of {len(plan.subtasks)} sub-task(s) "
-             f"uncovered{extra}{note}",
-    ))
+    state.trace.append(
+        TraceStep(
+            stage="reflect",
+            path=path,
+            ms=(time.perf_counter() - start) * 1000,
+            note=f"round {state.reflect_round}: {len(coverage.uncovered)} of {len(plan.subtasks)} sub-task(s) "
+            f"uncovered{extra}{note}",
+        )
+    )
     return state.pending is not None
 
 
@@ -401,24 +376,35 @@ def _requery(state: SearchState) -> None:
         # Offline, the re-query of a sub-task is its own wording: its fused ranking is already at
         # hand, so reflection reads further down it instead of searching again.
         if index not in state.pending.rewrites and index in state.subtask_lists:
-            state.requery_cache.setdefault(offline_rewrite(state.plan.subtasks[index].text),
-                                           state.subtask_lists[index])
-    added, failed = fill_uncovered(state.plan, state.tools, state.pending, search_fn=partial(_plain_search, state),
-                                   k=state.k, cache=state.requery_cache)
+            state.requery_cache.setdefault(offline_rewrite(state.plan.subtasks[index].text), state.subtask_lists[index])
+    added, failed = fill_uncovered(
+        state.plan,
+        state.tools,
+        state.pending,
+        search_fn=partial(_plain_search, state),
+        k=state.k,
+        cache=state.requery_cache,
+    )
     n = len(state.pending.uncovered)
     state.pending = None
-    state.trace.append(TraceStep(
-        stage="requery", path="offline", ms=(time.perf_counter() - start) * 1000,
-        note=f"round {state.reflect_round}: {n} sub-task(s) re-queried, added {len(added)}"
-             + (f" ({', '.join(added)})" if added else "") + failed,
-    ))
+    state.trace.append(
+        TraceStep(
+            stage="requery",
+            path="offline",
+            ms=(time.perf_counter() - start) * 1000,
+            note=f"round {state.reflect_round}: {n} sub-task(s) re-queried, added {len(added)}"
+            + (f" ({', '.join(added)})" if added else "")
+            + failed,
+        )
+    )
 
 
 def _plain_search(state: SearchState, text: str, n: int) -> list[ScoredTool]:
     """One unplanned MFTR ranking of ``text``: the re-query of an uncovered sub-task."""
     qvec = state.embedder.embed([text])[0]
-    ranked, _, _ = rank_query(state.snap, text, qvec, state.config, None,
-                              _history_for(state.snap, state.memory, qvec, state.config))
+    ranked, _, _ = rank_query(
+        state.snap, text, qvec, state.config, None, _history_for(state.snap, state.memory, qvec, state.config)
+    )
     return [_scored(state.snap, c) for c in ranked[:n]]
 
 
@@ -427,10 +413,20 @@ def finish_search(state: SearchState) -> SearchResult:
     tools = state.tools[: state.k]
     if state.auto:
         start = time.perf_counter()
-        chosen = select_auto(tools, margin=state.config.auto_margin, max_k=state.config.auto_max_k,
-                             subtask_margin=state.config.auto_subtask_margin)
-        state.trace.append(TraceStep(stage="auto_k", path="offline", ms=(time.perf_counter() - start) * 1000,
-                                     note=f"kept {len(chosen)} of {len(tools)} (margin {state.config.auto_margin})"))
+        chosen = select_auto(
+            tools,
+            margin=state.config.auto_margin,
+            max_k=state.config.auto_max_k,
+            subtask_margin=state.config.auto_subtask_margin,
+        )
+        state.trace.append(
+            TraceStep(
+                stage="auto_k",
+                path="offline",
+                ms=(time.perf_counter() - start) * 1000,
+                note=f"kept {len(chosen)} of {len(tools)} (margin {state.config.auto_margin})",
+            )
+        )
         tools = chosen
     return SearchResult(query=state.query, tools=tools, trace=list(state.trace), plan=state.plan)
 
@@ -453,8 +449,13 @@ def _fuse(
         groups.setdefault(job.subtask, []).append(ranking[0][:depth])
     if config.split_gate is not None and plan.path != "llm" and None in groups:
         whole = max((c.cosine for c in groups[None][0][:1]), default=0.0)
-        kept = [g for g, ranked in groups.items() if g is not None and ranked[0]
-                and (ranked[0][0].cosine >= whole - config.split_gate or ranked[0][0].score >= config.split_clear)]
+        kept = [
+            g
+            for g, ranked in groups.items()
+            if g is not None
+            and ranked[0]
+            and (ranked[0][0].cosine >= whole - config.split_gate or ranked[0][0].score >= config.split_clear)
+        ]
         if len(kept) < 2:  # not a multi-part request after all: the whole request's own ranking
             return [_scored(snap, c) for c in groups[None][0][:k]], {}
         groups = {g: groups[g] for g in [None, *kept]}
@@ -471,8 +472,11 @@ def _fuse(
                 if cand.index not in top or cand.score > top[cand.index].score:
                     top[cand.index] = cand
         best.append(top)
-    own = {group: [_scored(snap, best[n][snap.index_of[t]]) for t in lists[n]]
-           for n, group in enumerate(order) if group is not None}
+    own = {
+        group: [_scored(snap, best[n][snap.index_of[t]]) for t in lists[n]]
+        for n, group in enumerate(order)
+        if group is not None
+    }
     head = [tool_id for tool_id, _ in reciprocal_rank_fusion(lists)]
     first = 0 if config.whole_query_budget else 1
     picked = budgeted_merge(lists[first:], k=k, head=head)

@@ -42,9 +42,9 @@ BLOB_MIN_CHARS = 64
 _HEAD_SHARE = 0.8
 
 _BLOB = re.compile(
-    r"data:[\w/+.-]+;base64,[A-Za-z0-9+/=_-]*"           # data: URIs, whatever their length
-    rf"|[A-Za-z0-9+/=_-]{{{BLOB_MIN_CHARS},}}"             # base64, hex and URL-safe runs
-    r"|[^\w\s]{16,}"                                         # punctuation runs: separators, ASCII art
+    r"data:[\w/+.-]+;base64,[A-Za-z0-9+/=_-]*"  # data: URIs, whatever their length
+    rf"|[A-Za-z0-9+/=_-]{{{BLOB_MIN_CHARS},}}"  # base64, hex and URL-safe runs
+    r"|[^\w\s]{16,}"  # punctuation runs: separators, ASCII art
 )
 _SPACE = re.compile(r"\s+")
 _SENTENCES = re.compile(r"(?<=[.!?])\s+")
@@ -106,8 +106,7 @@ def informative_query(query: str, max_chars: int) -> QueryText:
     text = original
     if blobs:
         text = _BLOB.sub(lambda m: " " if _is_blob(m.group()) else m.group(), original)
-        notes.append(f"dropped {len(blobs)} blob(s) (base64/hex/punctuation runs, "
-                     f"{sum(map(len, blobs))} characters)")
+        notes.append(f"dropped {len(blobs)} blob(s) (base64/hex/punctuation runs, {sum(map(len, blobs))} characters)")
     text = _SPACE.sub(" ", text).strip()
     if not text:  # nothing but a blob: search its head rather than nothing
         text = _cut_at_word(_SPACE.sub(" ", original), min(max_chars, 256))
@@ -123,7 +122,12 @@ def informative_query(query: str, max_chars: int) -> QueryText:
         with_last = bool(last) and len(last) < max_chars * (1 - _HEAD_SHARE)
         head = _cut_at_word(text, int(max_chars * _HEAD_SHARE) - 1 if with_last else max_chars)
         text = f"{head} {last}" if with_last else head
-        notes.append(f"kept the first {len(head)} characters{' and the last sentence' if with_last else ''} "
-                     f"(RetrievalConfig.max_query_chars={max_chars})")
-    return QueryText(text=text, original_chars=len(original),
-                     note=f"query shortened from {len(original)} to {len(text)} characters: " + "; ".join(notes))
+        notes.append(
+            f"kept the first {len(head)} characters{' and the last sentence' if with_last else ''} "
+            f"(RetrievalConfig.max_query_chars={max_chars})"
+        )
+    return QueryText(
+        text=text,
+        original_chars=len(original),
+        note=f"query shortened from {len(original)} to {len(text)} characters: " + "; ".join(notes),
+    )

@@ -98,6 +98,14 @@ def rank_query(
     query_words = set(tokenize(text, drop_stopwords=False))
     whole = text.strip().lower()
     exact = {i for i in named if whole in (snap.docs[i].name.lower(), snap.docs[i].id.lower())}
-    ranked = score_candidates(signals, snap.docs, config, args=args, query_words=query_words, name_matches=named,
-                              exact_matches=exact, history=history)
+    ranked = score_candidates(
+        signals,
+        snap.docs,
+        config,
+        args=args,
+        query_words=query_words,
+        name_matches=named,
+        exact_matches=exact,
+        history=history,
+    )
     return ranked, len(cands), len(args)

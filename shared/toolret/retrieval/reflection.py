@@ -117,16 +117,22 @@ class CoverageJudgment(BaseModel):
             value = [value]
         if not isinstance(value, (list, tuple)):
             return value  # let validation fail, so the model is asked again
-        return [int(v) for v in value
-                if (isinstance(v, int) and not isinstance(v, bool)) or (isinstance(v, str) and v.strip().isdigit())]
+        return [
+            int(v)
+            for v in value
+            if (isinstance(v, int) and not isinstance(v, bool)) or (isinstance(v, str) and v.strip().isdigit())
+        ]
 
     @field_validator("rewrites", mode="before")
     @classmethod
     def _clip(cls, value: Any) -> Any:
         if not isinstance(value, Mapping):
             return {}
-        return {int(k): " ".join(v.split())[:MAX_REWRITE_CHARS] for k, v in value.items()
-                if str(k).strip().isdigit() and isinstance(v, str) and v.strip()}
+        return {
+            int(k): " ".join(v.split())[:MAX_REWRITE_CHARS]
+            for k, v in value.items()
+            if str(k).strip().isdigit() and isinstance(v, str) and v.strip()
+        }
 
 
 def _ms(start: float) -> float:
@@ -157,10 +163,15 @@ class LLMCoverageJudge:
 
     def messages(self, plan: QueryPlan, tools: list[ScoredTool], docs: Mapping[str, ToolDoc]) -> list[ChatMessage]:
         """The prompt: the request, the numbered sub-tasks and the selected tools' cards, all as data."""
-        cards = [card_line(t.id, docs.get(t.id), t.name) + (f" | covers: {t.subtask}" if t.subtask else "")
-                 for t in tools]
-        return render(REFLECT_V1, query=(plan.rewritten or plan.original)[:MAX_QUERY_CHARS],
-                      subtasks=[s.text for s in plan.subtasks], tools=cards)
+        cards = [
+            card_line(t.id, docs.get(t.id), t.name) + (f" | covers: {t.subtask}" if t.subtask else "") for t in tools
+        ]
+        return render(
+            REFLECT_V1,
+            query=(plan.rewritten or plan.original)[:MAX_QUERY_CHARS],
+            subtasks=[s.text for s in plan.subtasks],
+            tools=cards,
+        )
 
     def _result(self, plan: QueryPlan, out: CoverageJudgment, start: float) -> tuple[Coverage, TraceStep]:
         n = len(plan.subtasks)
@@ -170,25 +181,37 @@ class LLMCoverageJudge:
         note = f"{len(uncovered)} of {n} sub-task(s) uncovered by {self.name} ({REFLECT_V1.id})"
         if bad:
             note += f", ignored {bad} out-of-range number(s)"
-        return Coverage(uncovered=uncovered, rewrites=rewrites), TraceStep(stage="reflect", path="llm",
-                                                                           ms=_ms(start), note=note)
+        return Coverage(uncovered=uncovered, rewrites=rewrites), TraceStep(
+            stage="reflect", path="llm", ms=_ms(start), note=note
+        )
 
-    def _fallback(self, plan: QueryPlan, tools: list[ScoredTool], exc: Exception, threshold: float,
-                  start: float) -> tuple[Coverage, TraceStep]:
+    def _fallback(
+        self, plan: QueryPlan, tools: list[ScoredTool], exc: Exception, threshold: float, start: float
+    ) -> tuple[Coverage, TraceStep]:
         reason = " ".join(f"{type(exc).__name__}: {exc}".split())[:200]
         logger.warning("LLM coverage judge failed, using the offline score threshold: %s", reason)
         coverage = Coverage(uncovered=coverage_offline(plan, tools, threshold=threshold))
-        return coverage, TraceStep(stage="reflect", path="fallback", ms=_ms(start),
-                                   note=f"{reason}; offline coverage (threshold {threshold:g})")
+        return coverage, TraceStep(
+            stage="reflect",
+            path="fallback",
+            ms=_ms(start),
+            note=f"{reason}; offline coverage (threshold {threshold:g})",
+        )
 
     def _trivial(self, plan: QueryPlan, tools: list[ScoredTool], start: float) -> tuple[Coverage, TraceStep] | None:
         if plan.subtasks and tools:
             return None
         return Coverage(uncovered=list(range(len(plan.subtasks)))), TraceStep(
-            stage="reflect", path="skipped", ms=_ms(start), note="no sub-task or no tool to judge")
+            stage="reflect", path="skipped", ms=_ms(start), note="no sub-task or no tool to judge"
+        )
 
     def judge(
-        self, plan: QueryPlan, tools: list[ScoredTool], docs: Mapping[str, ToolDoc], *, timeout: float,
+        self,
+        plan: QueryPlan,
+        tools: list[ScoredTool],
+        docs: Mapping[str, ToolDoc],
+        *,
+        timeout: float,
         threshold: float = DEFAULT_COVERAGE_THRESHOLD,
     ) -> tuple[Coverage, TraceStep]:
         """Which sub-tasks are uncovered; ``threshold`` is used only by the offline fallback."""
@@ -196,11 +219,13 @@ class LLMCoverageJudge:
         if (trivial := self._trivial(plan, tools, start)) is not None:
             return trivial
         try:
-            out = structured_call(self.llm, self.messages(plan, tools, docs), CoverageJudgment,
-                                  timeout=timeout, retries=self.retries)
+            out = structured_call(
+                self.llm, self.messages(plan, tools, docs), CoverageJudgment, timeout=timeout, retries=self.retries
+            )
             return self._result(plan, out, start)
         except Exception as exc:  # judging must never fail a search  # noqa: BLE001
             return self._fallback(plan, tools, exc, threshold, start)
+
 
 def _place(selected: list[ScoredTool], new: ScoredTool, k: int) -> bool:
     """Append ``new`` if there is room; else replace the lowest-scoring tool of another sub-task that
@@ -210,8 +235,9 @@ def _place(selected: list[ScoredTool], new: ScoredTool, k: int) -> bool:
         selected.append(new)
         return True
     sizes = Counter(t.subtask for t in selected)
-    donors = [n for n, t in enumerate(selected)
-              if t.subtask is not None and t.subtask != new.subtask and sizes[t.subtask] > 1]
+    donors = [
+        n for n, t in enumerate(selected) if t.subtask is not None and t.subtask != new.subtask and sizes[t.subtask] > 1
+    ]
     if not donors:
         return False
     victim = min(donors, key=lambda n: (selected[n].score, -n))

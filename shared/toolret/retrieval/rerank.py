@@ -119,11 +119,14 @@ class _Stage:
     name: str
     top_n: int
 
-    def _fallback(self, tools: list[ScoredTool], exc: BaseException, start: float) -> tuple[list[ScoredTool], TraceStep]:
+    def _fallback(
+        self, tools: list[ScoredTool], exc: BaseException, start: float
+    ) -> tuple[list[ScoredTool], TraceStep]:
         reason = _reason(exc)
         logger.warning("reranker %s failed, original order kept: %s", self.name, reason)
-        return list(tools), TraceStep(stage="rerank", path="fallback", ms=_ms(start),
-                                      note=f"{reason}; original order kept")
+        return list(tools), TraceStep(
+            stage="rerank", path="fallback", ms=_ms(start), note=f"{reason}; original order kept"
+        )
 
     @staticmethod
     def _step(path: StagePath, start: float, note: str) -> TraceStep:
@@ -154,15 +157,23 @@ class CrossEncoderReranker(_Stage):
     """
 
     def __init__(
-        self, model: str | Any, *, top_n: int = 20, batch_size: int = 32, weight: float = 1.0,
+        self,
+        model: str | Any,
+        *,
+        top_n: int = 20,
+        batch_size: int = 32,
+        weight: float = 1.0,
         device: str | None = None,
     ) -> None:
         if top_n < 1 or batch_size < 1:
             raise ConfigError(f"top_n and batch_size must be at least 1, not {top_n} and {batch_size}")
         if not 0.0 <= weight <= 1.0:
             raise ConfigError(f"weight must lie in [0, 1], not {weight}")
-        if isinstance(model, str) and "sentence_transformers" not in sys.modules \
-                and importlib.util.find_spec("sentence_transformers") is None:
+        if (
+            isinstance(model, str)
+            and "sentence_transformers" not in sys.modules
+            and importlib.util.find_spec("sentence_transformers") is None
+        ):
             raise MissingDependencyError("sentence-transformers", purpose="cross-encoder reranking")
         label = model if isinstance(model, str) else type(model).__name__
         self.name = f"cross-encoder:{label}"
@@ -192,13 +203,18 @@ class CrossEncoderReranker(_Stage):
         if st is not None and isinstance(model, st.CrossEncoder):
             import torch  # a CrossEncoder applies its own sigmoid by default; ask for raw logits
 
-            kwargs = {"batch_size": self.batch_size, "show_progress_bar": False,
-                      "activation_fn": torch.nn.Identity(), "convert_to_numpy": True}
+            kwargs = {
+                "batch_size": self.batch_size,
+                "show_progress_bar": False,
+                "activation_fn": torch.nn.Identity(),
+                "convert_to_numpy": True,
+            }
         raw = model.predict(pairs, **kwargs)
         values = [float(v) for v in (raw.reshape(-1) if hasattr(raw, "reshape") else raw)]
         if len(values) != len(pairs):
-            raise ValueError(f"model returned {len(values)} score(s) for {len(pairs)} pair(s); "
-                             "expected a one-label cross-encoder")
+            raise ValueError(
+                f"model returned {len(values)} score(s) for {len(pairs)} pair(s); expected a one-label cross-encoder"
+            )
         if not all(math.isfinite(v) for v in values):
             raise ValueError("model returned NaN or infinite scores")
         return values
@@ -216,15 +232,18 @@ class CrossEncoderReranker(_Stage):
         except Exception as exc:  # a failing model never fails a search  # noqa: BLE001
             return self._fallback(tools, exc, start)
         rescored = [
-            t.model_copy(update={
-                "score": round(self.weight * p + (1.0 - self.weight) * t.score, 6),
-                "field_scores": {**t.field_scores, "cross_encoder": round(p, 6)},
-            })
+            t.model_copy(
+                update={
+                    "score": round(self.weight * p + (1.0 - self.weight) * t.score, 6),
+                    "field_scores": {**t.field_scores, "cross_encoder": round(p, 6)},
+                }
+            )
             for t, p in zip(head, probs)
         ]
         rescored.sort(key=lambda t: -t.score)  # stable: ties keep the MFTR order
         note = f"{self.name}: top {len(head)} of {len(tools)} rescored (weight {self.weight:g})"
         return rescored + tail, self._step("offline", start, note)
+
 
 def _as_ids(value: Any) -> Any:
     if isinstance(value, (str, int)) and not isinstance(value, bool):
@@ -286,8 +305,14 @@ class LLMReranker(_Stage):
     """
 
     def __init__(
-        self, llm: LLM, *, top_n: int = 10, mode: Literal["listwise", "pointwise"] = "listwise",
-        drop_irrelevant: bool = True, min_keep: int = 1, retries: int = 1,
+        self,
+        llm: LLM,
+        *,
+        top_n: int = 10,
+        mode: Literal["listwise", "pointwise"] = "listwise",
+        drop_irrelevant: bool = True,
+        min_keep: int = 1,
+        retries: int = 1,
     ) -> None:
         if mode not in ("listwise", "pointwise"):
             raise ConfigError(f"mode must be 'listwise' or 'pointwise', not {mode!r}")
@@ -316,8 +341,13 @@ class LLMReranker(_Stage):
         if (skipped := self._skip(tools, start)) is not None:
             return skipped
         try:
-            out = structured_call(self.llm, self.messages(query, tools[: self.top_n], docs), self.schema,
-                                  timeout=timeout, retries=self.retries)
+            out = structured_call(
+                self.llm,
+                self.messages(query, tools[: self.top_n], docs),
+                self.schema,
+                timeout=timeout,
+                retries=self.retries,
+            )
             return self._apply(tools, out, start)
         except Exception as exc:  # reranking must never fail a search  # noqa: BLE001
             return self._fallback(tools, exc, start)
@@ -348,8 +378,9 @@ class LLMReranker(_Stage):
             position = {t.id: n for n, t in enumerate(head)}
             order = sorted(evidence, key=lambda i: (-evidence[i]["llm"], position[i]))
         if not order and not irrelevant:
-            raise _Unusable(f"the answer named none of the {len(head)} given tools "
-                            f"(ignored {len(unknown)} unknown id(s))")
+            raise _Unusable(
+                f"the answer named none of the {len(head)} given tools (ignored {len(unknown)} unknown id(s))"
+            )
         return order, irrelevant, unknown, evidence
 
     def _apply(self, tools: list[ScoredTool], out: Any, start: float) -> tuple[list[ScoredTool], TraceStep]:
@@ -368,14 +399,18 @@ class LLMReranker(_Stage):
             kept.append(tool)
         values = sorted((t.score for t in head), reverse=True)
         reranked = [
-            t.model_copy(update={
-                "score": values[n],
-                "field_scores": {**t.field_scores, **evidence.get(t.id, {}), "before_rerank": t.score},
-            })
+            t.model_copy(
+                update={
+                    "score": values[n],
+                    "field_scores": {**t.field_scores, **evidence.get(t.id, {}), "before_rerank": t.score},
+                }
+            )
             for n, t in enumerate(kept)
         ]
-        note = (f"{self.mode} by {getattr(self.llm, 'name', type(self.llm).__name__)} ({self.template.id}): "
-                f"{len(head)} reranked, {len(ordered) - len(kept)} dropped as irrelevant")
+        note = (
+            f"{self.mode} by {getattr(self.llm, 'name', type(self.llm).__name__)} ({self.template.id}): "
+            f"{len(head)} reranked, {len(ordered) - len(kept)} dropped as irrelevant"
+        )
         if len(ordered) > len(ranked):
             note += f", {len(ordered) - len(ranked)} not ranked by the model kept after"
         if unknown:
@@ -397,8 +432,9 @@ class CrossEncoderCache:
         key = (cfg.cross_encoder, cfg.rerank_top_n, cfg.rerank_weight)
         with self._lock:
             if key not in self._models:
-                self._models[key] = CrossEncoderReranker(cfg.cross_encoder, top_n=cfg.rerank_top_n,
-                                                         weight=cfg.rerank_weight)
+                self._models[key] = CrossEncoderReranker(
+                    cfg.cross_encoder, top_n=cfg.rerank_top_n, weight=cfg.rerank_weight
+                )
             return self._models[key]
 
     def __len__(self) -> int:

@@ -29,9 +29,15 @@ from toolret.documents.tool_doc import INDEX_FIELDS, ToolDoc
 from toolret.retrieval.arguments import SpottedArgument, param_satisfaction
 
 __all__ = [
-    "FEATURE_NAMES", "CandidateScore", "FieldSignals", "evidence_score", "normalize_field", "parameter_penalty",
+    "FEATURE_NAMES",
+    "CandidateScore",
+    "FieldSignals",
+    "evidence_score",
+    "normalize_field",
+    "parameter_penalty",
     "pool_statistics",
-    "query_beta", "score_candidates",
+    "query_beta",
+    "score_candidates",
 ]
 
 
@@ -67,8 +73,13 @@ class CandidateScore:
 #: The features a learned scorer weighs (toolret.retrieval.learn); "heuristic" is the MFTR score itself,
 #: so a fitted model starts from, and can only move away from, the hand-set formula.
 FEATURE_NAMES: tuple[str, ...] = (
-    *(f"lex_{f}" for f in INDEX_FIELDS), *(f"dense_{f}" for f in INDEX_FIELDS), *(f"has_{f}" for f in INDEX_FIELDS),
-    "penalty", "name_match", "history", "heuristic",
+    *(f"lex_{f}" for f in INDEX_FIELDS),
+    *(f"dense_{f}" for f in INDEX_FIELDS),
+    *(f"has_{f}" for f in INDEX_FIELDS),
+    "penalty",
+    "name_match",
+    "history",
+    "heuristic",
 )
 
 
@@ -97,8 +108,9 @@ def query_beta(beta: float, slope: float, evidence: float) -> float:
     return _sigmoid(math.log(beta / (1.0 - beta)) + slope * float(evidence))
 
 
-def pool_statistics(signals: FieldSignals, fields: Sequence[str], config: RetrievalConfig) -> tuple[
-        tuple[float, float], tuple[float, float]]:
+def pool_statistics(
+    signals: FieldSignals, fields: Sequence[str], config: RetrievalConfig
+) -> tuple[tuple[float, float], tuple[float, float]]:
     """(mean, sd) of BM25 and of cosine over every (candidate, field) pair of the query's pool.
 
     Used by ``zscore`` for a field that fewer than ``min_field_pool`` candidates have: alone, a
@@ -111,12 +123,18 @@ def pool_statistics(signals: FieldSignals, fields: Sequence[str], config: Retrie
     lex_floor = config.lexical_sd_floor * max((signals.lexical_bound.get(f, 0.0) for f in fields), default=0.0)
     if not len(lex_all):
         return (0.0, lex_floor), (0.0, config.dense_sd_floor)
-    return ((float(lex_all.mean()), max(float(lex_all.std()), lex_floor)),
-            (float(cos_all.mean()), max(float(cos_all.std()), config.dense_sd_floor)))
+    return (
+        (float(lex_all.mean()), max(float(lex_all.std()), lex_floor)),
+        (float(cos_all.mean()), max(float(cos_all.std()), config.dense_sd_floor)),
+    )
 
 
 def normalize_field(
-    lexical: np.ndarray, dense: np.ndarray, present: np.ndarray, bound: float, config: RetrievalConfig,
+    lexical: np.ndarray,
+    dense: np.ndarray,
+    present: np.ndarray,
+    bound: float,
+    config: RetrievalConfig,
     shared: tuple[tuple[float, float], tuple[float, float]] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """One field's BM25 and cosine of the candidates, made comparable (``config.normalization``).
@@ -204,8 +222,11 @@ def score_candidates(
     weight_sum = np.zeros(n, dtype=np.float64)
     per_field: dict[str, np.ndarray] = {}
     zeros = np.zeros(n, dtype=np.float64)
-    shared = (pool_statistics(signals, [f for f in INDEX_FIELDS if f in signals.present], config)
-              if config.normalization == "zscore" else None)
+    shared = (
+        pool_statistics(signals, [f for f in INDEX_FIELDS if f in signals.present], config)
+        if config.normalization == "zscore"
+        else None
+    )
     lex_cols: list[np.ndarray] = []
     dense_cols: list[np.ndarray] = []
     present_cols: list[np.ndarray] = []
@@ -217,8 +238,9 @@ def score_candidates(
             continue
         w = weights[field]
         present = signals.present[field]
-        lex_norm, dense = normalize_field(signals.lexical[field], signals.dense[field], present,
-                                          signals.lexical_bound.get(field, 0.0), config, shared)
+        lex_norm, dense = normalize_field(
+            signals.lexical[field], signals.dense[field], present, signals.lexical_bound.get(field, 0.0), config, shared
+        )
         s_f = np.where(present, beta * lex_norm + (1.0 - beta) * dense, 0.0)
         lex_cols.append(np.where(present, lex_norm, 0.0))
         dense_cols.append(np.where(present, dense, 0.0))
@@ -247,9 +269,13 @@ def score_candidates(
         if h:
             fields["history"] = h
         features = (
-            *(float(c[row]) for c in lex_cols), *(float(c[row]) for c in dense_cols),
+            *(float(c[row]) for c in lex_cols),
+            *(float(c[row]) for c in dense_cols),
             *(float(c[row]) for c in present_cols),
-            penalty / pen_scale, float(named), h, heuristic,
+            penalty / pen_scale,
+            float(named),
+            h,
+            heuristic,
         )
         score = heuristic if learned is None else float(np.dot(learned, features))
         results.append(CandidateScore(index, score, fields, round(penalty, 6), features, float(raw_cos[row])))

@@ -103,8 +103,16 @@ def from_callable(fn: Callable[..., Any], *, name: str | None = None) -> ToolDoc
         if not isinstance(arg.name, str) or not arg.name.strip():
             raise InvalidToolError(label, "parameters", f"parameter name {arg.name!r} is empty or not a string")
         try:
-            params.append(ToolParam(name=arg.name, type=kind, required=not arg.has_default,
-                                    description=text, enum=enum_values, default=default))
+            params.append(
+                ToolParam(
+                    name=arg.name,
+                    type=kind,
+                    required=not arg.has_default,
+                    description=text,
+                    enum=enum_values,
+                    default=default,
+                )
+            )
         except ValidationError as exc:
             problem = str(exc.errors()[0].get("msg", exc))
             raise InvalidToolError(label, f"parameters.{safe_label(arg.name)}", problem) from None
@@ -126,8 +134,17 @@ def from_callable(fn: Callable[..., Any], *, name: str | None = None) -> ToolDoc
         metadata["varargs"] = sig.varargs
     if sig.varkw:
         metadata["varkw"] = sig.varkw
-    return checked_doc(ToolDoc(name=tool_name, description=description, parameters=params, response=response,
-                               examples=parsed.examples, input_schema=schema, metadata=metadata))
+    return checked_doc(
+        ToolDoc(
+            name=tool_name,
+            description=description,
+            parameters=params,
+            response=response,
+            examples=parsed.examples,
+            input_schema=schema,
+            metadata=metadata,
+        )
+    )
 
 
 def _attr(obj: Any, name: str) -> Any:
@@ -267,7 +284,12 @@ def _json_type_inner(annotation: Any) -> tuple[str, list[Any] | None]:
     if issubclass(annotation, cabc.Mapping):
         return "object", None
     if issubclass(annotation, (list, tuple, set, frozenset)) or annotation in (
-        cabc.Sequence, cabc.MutableSequence, cabc.Set, cabc.MutableSet, cabc.Collection, cabc.Iterable,
+        cabc.Sequence,
+        cabc.MutableSequence,
+        cabc.Set,
+        cabc.MutableSet,
+        cabc.Collection,
+        cabc.Iterable,
     ):
         return "array", None
     return "any", None

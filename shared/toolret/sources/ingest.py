@@ -53,11 +53,17 @@ logger = logging.getLogger("toolret")
 _UNNAMED = "<unnamed>"
 _EXTRA_KEYS = ("response", "returns", "examples")
 #: Packages whose tool objects need an adapter rather than generic ingestion.
-_FRAMEWORKS = {"langchain": "langchain_toolret", "llama_index": "llamaindex_toolret", "mcp": "toolret.sources.mcp.from_mcp_tool"}
+_FRAMEWORKS = {
+    "langchain": "langchain_toolret",
+    "llama_index": "llamaindex_toolret",
+    "mcp": "toolret.sources.mcp.from_mcp_tool",
+}
 #: The converter (module, function) of each framework whose adapter ships with toolret; imported
 #: only when such a tool is given, so the engine itself depends on no framework.
-_CONVERTERS = {"langchain": ("langchain_toolret.ingest", "tool_to_doc", "langchain"),
-               "llama_index": ("llamaindex_toolret.ingest", "tool_to_doc", "llamaindex")}
+_CONVERTERS = {
+    "langchain": ("langchain_toolret.ingest", "tool_to_doc", "langchain"),
+    "llama_index": ("llamaindex_toolret.ingest", "tool_to_doc", "llamaindex"),
+}
 #: JSON-schema type names (plus "any", what toolret writes for a $ref or a missing type).
 JSON_SCHEMA_TYPES = frozenset({"string", "number", "integer", "boolean", "array", "object", "null", "any"})
 
@@ -95,14 +101,16 @@ def params_from_schema(schema: Any, *, tool: str, field: str = "parameters") -> 
         if enum_values is not None and not isinstance(enum_values, list):
             raise InvalidToolError(tool, f"{path}.enum", f"expected a list, got {type(enum_values).__name__}")
         try:
-            params.append(ToolParam(
-                name=name,
-                type=_schema_type(prop, tool, path),
-                required=name in required or prop.get("required") is True,
-                description=_text(prop.get("description"), tool, f"{path}.description"),
-                enum=enum_values,
-                default=prop.get("default"),
-            ))
+            params.append(
+                ToolParam(
+                    name=name,
+                    type=_schema_type(prop, tool, path),
+                    required=name in required or prop.get("required") is True,
+                    description=_text(prop.get("description"), tool, f"{path}.description"),
+                    enum=enum_values,
+                    default=prop.get("default"),
+                )
+            )
         except ValidationError as exc:
             raise InvalidToolError(tool, path, str(exc.errors()[0].get("msg", exc))) from None
     return params
@@ -112,18 +120,26 @@ def _check_object_type(kind: Any, tool: str, field: str) -> None:
     """A tool's arguments are named: its parameters schema is an object (or says no type)."""
     if kind is None or kind == "object" or (isinstance(kind, list) and "object" in kind):
         return
-    raise InvalidToolError(tool, _join(field, "type"),
-                           f"a tool's parameters must be a JSON-schema object ({{\"type\": \"object\", "
-                           f"\"properties\": {{...}}}}), got type {kind!r:.80}; wrap the value in a named property")
+    raise InvalidToolError(
+        tool,
+        _join(field, "type"),
+        f'a tool\'s parameters must be a JSON-schema object ({{"type": "object", '
+        f'"properties": {{...}}}}), got type {kind!r:.80}; wrap the value in a named property',
+    )
 
 
 def _warn_unknown_types(names: list[str], tool: str, path: str) -> None:
     """Degrade per tool, never silently: a misspelt type keeps the tool (indexed as written), with a warning."""
     unknown = [n for n in names if n not in JSON_SCHEMA_TYPES]
     if unknown:
-        logger.warning("tool %r, field %r: unknown JSON-schema type %s (expected one of %s); the tool is kept and "
-                       "the type indexed as written: fix the schema", tool, f"{path}.type",
-                       ", ".join(map(repr, unknown)), ", ".join(sorted(JSON_SCHEMA_TYPES - {"any"})))
+        logger.warning(
+            "tool %r, field %r: unknown JSON-schema type %s (expected one of %s); the tool is kept and "
+            "the type indexed as written: fix the schema",
+            tool,
+            f"{path}.type",
+            ", ".join(map(repr, unknown)),
+            ", ".join(sorted(JSON_SCHEMA_TYPES - {"any"})),
+        )
 
 
 def _schema_type(schema: dict[str, Any], tool: str, path: str) -> str:
@@ -231,8 +247,9 @@ def from_openai(spec: dict[str, Any]) -> ToolDoc:
             raise InvalidToolError(label, "function", f"expected an object, got {type(fn).__name__}")
         outer = {k: spec[k] for k in _EXTRA_KEYS if k in spec and k not in fn}
         name = _name(fn.get("name"), label, "function.name")
-        return _build(name, fn, fn.get("parameters"), prefix="function.", schema_field="function.parameters",
-                      outer=outer)
+        return _build(
+            name, fn, fn.get("parameters"), prefix="function.", schema_field="function.parameters", outer=outer
+        )
     if kind == "object" or ("properties" in spec and "parameters" not in spec):
         label = _label(spec, "title", "name")
         name = _name(spec.get("title", spec.get("name")), label, "title")
@@ -257,8 +274,9 @@ def from_record(record: dict[str, Any]) -> ToolDoc:
     metadata = {key: record[key] for key in ("category", "source") if record.get(key) is not None}
     for key, value in metadata.items():
         metadata[key] = plain_json(value, tool=name, field=key)
-    return _build(name, record, record.get("parameters"), prefix="", schema_field="parameters",
-                  doc_id=doc_id, metadata=metadata)
+    return _build(
+        name, record, record.get("parameters"), prefix="", schema_field="parameters", doc_id=doc_id, metadata=metadata
+    )
 
 
 def _build(
@@ -276,6 +294,7 @@ def _build(
 
     ``outer`` holds ``response``/``examples`` found beside (not inside) an OpenAI ``function``.
     """
+
     def pick(key: str) -> tuple[Any, str]:
         if key in spec:
             return spec[key], f"{prefix}{key}"
@@ -289,16 +308,18 @@ def _build(
     params = params_from_schema(schema, tool=label, field=schema_field)
     if isinstance(response, (dict, list)):
         check_shape(response, tool=label, field=response_field)
-    return checked_doc(ToolDoc(
-        id=doc_id,
-        name=name,
-        description=_text(spec.get("description"), label, f"{prefix}description"),
-        parameters=params,
-        response=_response(response, label, response_field),
-        examples=_string_list(examples, label, examples_field),
-        input_schema=None if schema is None else plain_json(schema, tool=label, field=schema_field or "schema"),
-        metadata=metadata or {},
-    ))
+    return checked_doc(
+        ToolDoc(
+            id=doc_id,
+            name=name,
+            description=_text(spec.get("description"), label, f"{prefix}description"),
+            parameters=params,
+            response=_response(response, label, response_field),
+            examples=_string_list(examples, label, examples_field),
+            input_schema=None if schema is None else plain_json(schema, tool=label, field=schema_field or "schema"),
+            metadata=metadata or {},
+        )
+    )
 
 
 # ================================================================== files and dispatch
@@ -362,8 +383,11 @@ def to_tool_doc(obj: Any) -> ToolDoc:
         return _from_framework(obj, framework)
     if callable(obj):
         return from_callable(obj)
-    raise InvalidToolError(_label_of(obj), "tool", f"cannot ingest a {type(obj).__name__}; pass a ToolDoc, a dict "
-                                          "(OpenAI tool or benchmark record) or a callable")
+    raise InvalidToolError(
+        _label_of(obj),
+        "tool",
+        f"cannot ingest a {type(obj).__name__}; pass a ToolDoc, a dict (OpenAI tool or benchmark record) or a callable",
+    )
 
 
 def _framework_of(obj: Any) -> str | None:
@@ -379,21 +403,31 @@ def _framework_of(obj: Any) -> str | None:
 
 
 def _label_of(obj: Any) -> str:
-    label = (getattr(obj, "name", None) or getattr(getattr(obj, "metadata", None), "name", None)
-             or getattr(obj, "__name__", None))
+    label = (
+        getattr(obj, "name", None)
+        or getattr(getattr(obj, "metadata", None), "name", None)
+        or getattr(obj, "__name__", None)
+    )
     return safe_label(label) if isinstance(label, str) and label.strip() else _UNNAMED
 
 
 def _from_framework(obj: Any, framework: str) -> ToolDoc:
     label = _label_of(obj)
     if framework not in _CONVERTERS:
-        raise InvalidToolError(label, "tool", f"{type(obj).__name__} objects are converted by "
-                                              f"{_FRAMEWORKS[framework]}, not by generic ingestion")
+        raise InvalidToolError(
+            label,
+            "tool",
+            f"{type(obj).__name__} objects are converted by {_FRAMEWORKS[framework]}, not by generic ingestion",
+        )
     module, function, extra = _CONVERTERS[framework]
     try:
         convert = getattr(importlib.import_module(module), function)
     except ImportError:
-        raise InvalidToolError(label, "tool", f"{type(obj).__name__} is a {framework} tool: install its adapter "
-                                              f"(pip install 'toolret[{extra}]') so {module}.{function} converts it, "
-                                              f"or pass {module}.{function}(tool) yourself") from None
+        raise InvalidToolError(
+            label,
+            "tool",
+            f"{type(obj).__name__} is a {framework} tool: install its adapter "
+            f"(pip install 'toolret[{extra}]') so {module}.{function} converts it, "
+            f"or pass {module}.{function}(tool) yourself",
+        ) from None
     return checked_doc(convert(obj))

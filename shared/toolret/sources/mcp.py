@@ -118,15 +118,17 @@ def from_mcp_tool(tool: Any, *, server: str | None = None) -> ToolDoc:
         raise InvalidToolError(name, "outputSchema", f"expected a JSON-schema object, got {type(output).__name__}")
     # plain_json: storable JSON (NaN -> null), cycles and alias bombs refused (toolret.documents.guards)
     output = plain_json(output, tool=name, field="outputSchema")
-    return checked_doc(ToolDoc(
-        id=tool_id(server, name) if server is not None else name,
-        name=name,
-        description=description or str(metadata.get("title", "")),
-        parameters=params_from_schema(schema, tool=name, field="inputSchema"),
-        response=json.dumps(output, ensure_ascii=False) if output else "",
-        input_schema=plain_json(schema, tool=name, field="inputSchema") if schema is not None else None,
-        metadata=plain_json(metadata, tool=name, field="metadata"),
-    ))
+    return checked_doc(
+        ToolDoc(
+            id=tool_id(server, name) if server is not None else name,
+            name=name,
+            description=description or str(metadata.get("title", "")),
+            parameters=params_from_schema(schema, tool=name, field="inputSchema"),
+            response=json.dumps(output, ensure_ascii=False) if output else "",
+            input_schema=plain_json(schema, tool=name, field="inputSchema") if schema is not None else None,
+            metadata=plain_json(metadata, tool=name, field="metadata"),
+        )
+    )
 
 
 def from_tools_list(result: Any, *, server: str | None = None) -> list[ToolDoc]:
@@ -319,8 +321,14 @@ class MCPSource:
         self.sync_count += 1
         done, self._synced = self._synced, anyio.Event()
         done.set()
-        logger.info("MCP server %r: %d tools (%d added, %d updated, %d removed)", self.name, len(docs),
-                    len(report.added), len(report.updated), len(report.removed))
+        logger.info(
+            "MCP server %r: %d tools (%d added, %d updated, %d removed)",
+            self.name,
+            len(docs),
+            len(report.added),
+            len(report.updated),
+            len(report.removed),
+        )
         return report
 
     async def wait_for_sync(self, count: int, timeout: float = 30.0) -> Any:
@@ -378,8 +386,11 @@ class MCPHub:
         try:
             for source in self.sources.values():
                 await stack.enter_async_context(source)
-            stale = [d.id for d in self.kb.docs()
-                     if self.prune and d.metadata.get("mcp_server") and d.metadata["mcp_server"] not in self.sources]
+            stale = [
+                d.id
+                for d in self.kb.docs()
+                if self.prune and d.metadata.get("mcp_server") and d.metadata["mcp_server"] not in self.sources
+            ]
             if stale:
                 await anyio.to_thread.run_sync(self.kb.remove, stale)
         except BaseException:

@@ -74,8 +74,11 @@ class _Budget:
     def spend(self, ref: str) -> None:
         self.left -= 1
         if self.left < 0:
-            raise InvalidToolError("<openapi>", safe_label(ref) or "schema", f"expands to more than {_MAX_NODES} JSON values "
-                                   "(reference fan-out or shared YAML anchors)")
+            raise InvalidToolError(
+                "<openapi>",
+                safe_label(ref) or "schema",
+                f"expands to more than {_MAX_NODES} JSON values (reference fan-out or shared YAML anchors)",
+            )
 
 
 # ================================================================== loading
@@ -181,8 +184,11 @@ def resolve_refs(spec: dict[str, Any], node: Any, *, max_ref_depth: int = 3, bud
     def walk(value: Any, stack: tuple[str, ...], depth: int = 0) -> Any:
         budget.spend(stack[-1] if stack else "")
         if depth > MAX_SCHEMA_NESTING and isinstance(value, (list, dict)):
-            raise InvalidToolError("<openapi>", safe_label(stack[-1]) if stack else "schema",
-                                   f"nested deeper than {MAX_SCHEMA_NESTING} levels")
+            raise InvalidToolError(
+                "<openapi>",
+                safe_label(stack[-1]) if stack else "schema",
+                f"nested deeper than {MAX_SCHEMA_NESTING} levels",
+            )
         if isinstance(value, list):
             return [walk(v, stack, depth + 1) for v in value]
         if not isinstance(value, dict):
@@ -343,8 +349,14 @@ def _response(spec: dict[str, Any], op: dict[str, Any], depth: int, budget: _Bud
             continue
         schema = _media_schema(resp.get("content"), prefer_form=False)
         if schema is None and isinstance(resp.get("content"), dict):
-            schema = next((m.get("schema") for m in resp["content"].values()
-                           if isinstance(m, dict) and isinstance(m.get("schema"), dict)), None)
+            schema = next(
+                (
+                    m.get("schema")
+                    for m in resp["content"].values()
+                    if isinstance(m, dict) and isinstance(m.get("schema"), dict)
+                ),
+                None,
+            )
         if schema is not None:
             desc = resp.get("description")
             if isinstance(desc, str) and desc.strip() and "description" not in schema:
@@ -397,8 +409,14 @@ def from_openapi(
 
 
 def _operation_doc(
-    spec: dict[str, Any], op: dict[str, Any], shared: list[Any], doc_id: str, name: str,
-    metadata: dict[str, Any], max_ref_depth: int, label: str,
+    spec: dict[str, Any],
+    op: dict[str, Any],
+    shared: list[Any],
+    doc_id: str,
+    name: str,
+    metadata: dict[str, Any],
+    max_ref_depth: int,
+    label: str,
 ) -> ToolDoc:
     """The ToolDoc of one operation; a schema too large to index is expanded less deeply."""
     for depth in range(max_ref_depth, -1, -1):
@@ -411,13 +429,22 @@ def _operation_doc(
                 continue
             params = params_from_schema(copy.deepcopy(schema), tool=name, field=f"paths.{metadata['path']}")
             params = [p.model_copy(update={"description": " ".join(p.description.split())}) for p in params]
-            return checked_doc(ToolDoc(
-                id=doc_id, name=name, description=_description(op), parameters=params,
-                response=response[:MAX_FIELD_CHARS], input_schema=schema, metadata=metadata,
-            ))
+            return checked_doc(
+                ToolDoc(
+                    id=doc_id,
+                    name=name,
+                    description=_description(op),
+                    parameters=params,
+                    response=response[:MAX_FIELD_CHARS],
+                    input_schema=schema,
+                    metadata=metadata,
+                )
+            )
         except InvalidToolError as exc:
             if depth > 0 and ("nested deeper" in exc.problem or "more than" in exc.problem):
                 continue
             tool = name if exc.tool == "<openapi>" else exc.tool
-            raise InvalidToolError(safe_label(tool), safe_label(exc.field), f"{exc.problem} (operation {safe_label(label)})") from None
+            raise InvalidToolError(
+                safe_label(tool), safe_label(exc.field), f"{exc.problem} (operation {safe_label(label)})"
+            ) from None
     raise AssertionError("unreachable: depth 0 always returns or raises")  # pragma: no cover

@@ -67,8 +67,9 @@ def load_tool_file(path: str | Path) -> tuple[list[ToolDoc], str]:
             return _unique(from_tools_list(tools), path), FORMATS[2]
         if text.lstrip().startswith("{"):  # a one-line JSON lines file
             return _jsonl(path), FORMATS[0]
-    raise InvalidToolError(str(path), "file", "not a tool file: expected " + ", ".join(FORMATS[:-1])
-                           + f" or {FORMATS[-1]} (JSON or YAML)")
+    raise InvalidToolError(
+        str(path), "file", "not a tool file: expected " + ", ".join(FORMATS[:-1]) + f" or {FORMATS[-1]} (JSON or YAML)"
+    )
 
 
 def _jsonl(path: Path) -> list[ToolDoc]:

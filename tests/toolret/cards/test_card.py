@@ -22,12 +22,17 @@ from toolret.llm import ScriptedLLM
 DOC = ToolDoc(
     name="convert_currency",
     description="Convert an amount of money between two currencies at today's rate. Rates from the ECB.",
-    parameters=[ToolParam(name="amount", type="number", required=True),
-                ToolParam(name="to", type="string", required=True, enum=["EUR", "USD"]),
-                ToolParam(name="round", type="boolean")],
+    parameters=[
+        ToolParam(name="amount", type="number", required=True),
+        ToolParam(name="to", type="string", required=True, enum=["EUR", "USD"]),
+        ToolParam(name="round", type="boolean"),
+    ],
 )
-VALID = {"description": "Converts money between currencies.", "usage": "Give amount and target currency.",
-         "example": {"name": "convert_currency", "arguments": {"amount": 20, "to": "EUR"}}}
+VALID = {
+    "description": "Converts money between currencies.",
+    "usage": "Give amount and target currency.",
+    "example": {"name": "convert_currency", "arguments": {"amount": 20, "to": "EUR"}},
+}
 
 
 def test_card_problems_catch_every_schema_mismatch():

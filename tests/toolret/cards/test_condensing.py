@@ -24,8 +24,13 @@ def _copies(kb: ToolKnowledgeBase | None, calls: list[str] | None = None) -> Con
             calls.append(tool.name)
         return ToolDoc(name=tool.name, description=tool.description)
 
-    return CondensedCopies(kb, name=lambda t: t.name, description=lambda t: t.description, to_doc=to_doc,
-                           copy=lambda t, text: replace(t, description=text))
+    return CondensedCopies(
+        kb,
+        name=lambda t: t.name,
+        description=lambda t: t.description,
+        to_doc=to_doc,
+        copy=lambda t, text: replace(t, description=text),
+    )
 
 
 def test_offline_card_cached_until_the_tool_changes():
@@ -43,8 +48,14 @@ def test_offline_card_cached_until_the_tool_changes():
 
 def test_the_indexed_document_wins_and_a_failure_keeps_the_raw_tool(embedder, caplog, monkeypatch):
     kb = ToolKnowledgeBase(embedder=embedder)
-    kb.add([ToolDoc(name="convert_currency", description="Exchange an amount of money into another currency. "
-                    "Uses daily rates.")])
+    kb.add(
+        [
+            ToolDoc(
+                name="convert_currency",
+                description="Exchange an amount of money into another currency. Uses daily rates.",
+            )
+        ]
+    )
     copies = _copies(kb)
     tool = Tool("convert_currency", LONG)
     assert copies.get(tool).description == agent_description(kb.get("convert_currency"))

@@ -14,7 +14,7 @@ from toolret.documents.docstrings import (
     parse_docstring,
 )
 
-GOOGLE = '''Get the current weather. Uses a live feed.
+GOOGLE = """Get the current weather. Uses a live feed.
 
     Works for any city on Earth.
 
@@ -31,7 +31,7 @@ GOOGLE = '''Get the current weather. Uses a live feed.
         {'temp': 3}
         >>> get_weather(
         ...     "Oslo", unit="F")
-    '''
+    """
 
 NUMPY = """Add two numbers.
 

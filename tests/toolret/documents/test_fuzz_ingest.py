@@ -79,10 +79,19 @@ def test_deep_and_cyclic_schemas_are_refused_by_name(schema: Any) -> None:
 
 
 @FUZZ
-@given(st.fixed_dictionaries({"id": st.one_of(small_text, json_like)},
-                             optional={"name": st.one_of(small_text, json_like), "category": json_like,
-                                       "source": json_like, "description": st.one_of(text, json_like),
-                                       "parameters": schemas(), "response": json_like}))
+@given(
+    st.fixed_dictionaries(
+        {"id": st.one_of(small_text, json_like)},
+        optional={
+            "name": st.one_of(small_text, json_like),
+            "category": json_like,
+            "source": json_like,
+            "description": st.one_of(text, json_like),
+            "parameters": schemas(),
+            "response": json_like,
+        },
+    )
+)
 def test_fuzzed_benchmark_records(record: dict[str, Any]) -> None:
     check(lambda: from_record(record))
 
@@ -94,10 +103,26 @@ def test_fuzzed_objects_given_to_to_tool_doc(obj: Any) -> None:
 
 
 @FUZZ
-@given(st.lists(st.one_of(st.binary(max_size=60), st.builds(lambda s: json.dumps(s).encode(), st.lists(st.none())),
-                          st.sampled_from([b'{"name": "a"}', b'{"name": "a"}', b"\xef\xbb\xbf{\"name\": \"b\"}",
-                                           b'{"name": "x", "description": NaN}', b"[" * 100_000, b"\x80abc",
-                                           b'{"name": "\\ud800"}'])), max_size=6))
+@given(
+    st.lists(
+        st.one_of(
+            st.binary(max_size=60),
+            st.builds(lambda s: json.dumps(s).encode(), st.lists(st.none())),
+            st.sampled_from(
+                [
+                    b'{"name": "a"}',
+                    b'{"name": "a"}',
+                    b'\xef\xbb\xbf{"name": "b"}',
+                    b'{"name": "x", "description": NaN}',
+                    b"[" * 100_000,
+                    b"\x80abc",
+                    b'{"name": "\\ud800"}',
+                ]
+            ),
+        ),
+        max_size=6,
+    )
+)
 def test_fuzzed_jsonl_files(tmp_path_factory: pytest.TempPathFactory, lines: list[bytes]) -> None:
     path = Path(tmp_path_factory.mktemp("jsonl")) / "tools.jsonl"
     path.write_bytes(b"\n".join(lines))
@@ -140,21 +165,65 @@ class Movie(TypedDict):
 
 
 _ANNOTATIONS: list[Any] = [
-    int, str, float, bool, bytes, list, dict, tuple, set, list[int], dict[str, int], tuple[int, ...],
-    Optional[str], int | None, Literal["a", 1, None, 2.5],  # noqa: UP045, PYI061 - annotations under test Literal[math.nan], Any, "int", "List[Foo]",
-    "not valid python (", object(), 42, None, type(None), Color, Annotated[int, "meta"], Point, Movie,
-    typing.Callable[[int], str], inspect.Parameter.empty, typing.ForwardRef("Missing"), typing.TypeVar("T"),
+    int,
+    str,
+    float,
+    bool,
+    bytes,
+    list,
+    dict,
+    tuple,
+    set,
+    list[int],
+    dict[str, int],
+    tuple[int, ...],
+    Optional[str],  # noqa: UP045 - an old-style annotation under test
+    int | None,
+    Literal["a", 1, None, 2.5],
+    "not valid python (",
+    object(),
+    42,
+    None,
+    type(None),
+    Color,
+    Annotated[int, "meta"],
+    Point,
+    Movie,
+    typing.Callable[[int], str],
+    inspect.Parameter.empty,
+    typing.ForwardRef("Missing"),
+    typing.TypeVar("T"),
 ]
 _circular: list[Any] = []
 _circular.append(_circular)
 _DEFAULTS: list[Any] = [
-    math.nan, math.inf, object(), print, 10**400, Color.RED, b"bytes", {1, 2}, frozenset(), _circular,
-    (1, (2, 3)), {"nested": [math.nan]}, {1: "int key"}, "\ud800", inspect.Parameter.empty,
+    math.nan,
+    math.inf,
+    object(),
+    print,
+    10**400,
+    Color.RED,
+    b"bytes",
+    {1, 2},
+    frozenset(),
+    _circular,
+    (1, (2, 3)),
+    {"nested": [math.nan]},
+    {1: "int key"},
+    "\ud800",
+    inspect.Parameter.empty,
 ]
-_KINDS = list(inspect.Parameter.__members__.values()) if hasattr(inspect.Parameter, "__members__") else [
-    inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.VAR_POSITIONAL,
-    inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.VAR_KEYWORD,
-]
+_KINDS = (
+    list(inspect.Parameter.__members__.values())
+    if hasattr(inspect.Parameter, "__members__")
+    else [
+        inspect.Parameter.POSITIONAL_ONLY,
+        inspect.Parameter.POSITIONAL_OR_KEYWORD,
+        inspect.Parameter.VAR_POSITIONAL,
+        inspect.Parameter.KEYWORD_ONLY,
+        inspect.Parameter.VAR_KEYWORD,
+    ]
+)
 
 
 def _param(name: str, kind: Any, default: Any, annotation: Any) -> inspect.Parameter:
@@ -171,13 +240,17 @@ def callables(draw: st.DrawFn) -> Any:
     """Functions, partials, callable objects and classes with fuzzed names, signatures and docs."""
     names = st.one_of(st.sampled_from(["x", "self", "cls", "args", "kwargs", "", "a b", "1x", "ünï"]), small_text)
     params = [
-        _param(draw(names), draw(st.sampled_from(_KINDS)),
-               draw(st.one_of(st.sampled_from(_DEFAULTS), json_like)),
-               draw(st.sampled_from(_ANNOTATIONS)))
+        _param(
+            draw(names),
+            draw(st.sampled_from(_KINDS)),
+            draw(st.one_of(st.sampled_from(_DEFAULTS), json_like)),
+            draw(st.sampled_from(_ANNOTATIONS)),
+        )
         for _ in range(draw(st.integers(0, 5)))
     ]
-    sig = inspect.Signature(params, return_annotation=draw(st.sampled_from(_ANNOTATIONS)),
-                            __validate_parameters__=False)
+    sig = inspect.Signature(
+        params, return_annotation=draw(st.sampled_from(_ANNOTATIONS)), __validate_parameters__=False
+    )
 
     def fn(*args: Any, **kwargs: Any) -> None:
         return None
@@ -197,8 +270,23 @@ def callables(draw: st.DrawFn) -> Any:
         cls = type(fn.__name__ if fn.__name__.isidentifier() else "Cls", (), {"__call__": lambda self, x: x})
         cls.__doc__ = fn.__doc__  # set afterwards: type() refuses a docstring that is not valid Unicode
         return cls() if shape == 2 else cls
-    return draw(st.sampled_from([math.log, math.factorial, len, print, sorted, dict.get, str.join, max,
-                                 json.dumps, inspect.signature, lambda: None]))
+    return draw(
+        st.sampled_from(
+            [
+                math.log,
+                math.factorial,
+                len,
+                print,
+                sorted,
+                dict.get,
+                str.join,
+                max,
+                json.dumps,
+                inspect.signature,
+                lambda: None,
+            ]
+        )
+    )
 
 
 @FUZZ

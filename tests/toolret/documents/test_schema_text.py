@@ -14,13 +14,23 @@ def test_plain_text_response_is_unchanged():
 
 
 def test_openapi_response_lists_field_names_through_wrappers():
-    schema = {"description": "OK", "content": {"application/json": {"schema": {
-        "type": "object",
-        "properties": {
-            "page": {"type": "integer"},
-            "results": {"type": "array", "items": {"allOf": [{"properties": {"poster_path": {}, "vote_average": {}}}]}},
+    schema = {
+        "description": "OK",
+        "content": {
+            "application/json": {
+                "schema": {
+                    "type": "object",
+                    "properties": {
+                        "page": {"type": "integer"},
+                        "results": {
+                            "type": "array",
+                            "items": {"allOf": [{"properties": {"poster_path": {}, "vote_average": {}}}]},
+                        },
+                    },
+                }
+            }
         },
-    }}}}
+    }
     text = readable_response(json.dumps(schema))
     assert text == "OK Returns: page (integer); results (array): poster path, vote average"
 

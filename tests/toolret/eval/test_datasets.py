@@ -14,15 +14,35 @@ from toolret.eval.datasets import EvalQuery, load_dataset, sample_queries
 BENCHMARKS = Path(__file__).resolve().parents[3].parent / "shared" / "benchmarks"
 
 TOOLS = [
-    {"id": "get_weather", "name": "get_weather", "description": "Weather for a city.", "parameters": None,
-     "response": None, "examples": [], "category": None, "source": "test"},
-    {"id": "send_email", "name": "send_email", "description": "Send an e-mail.", "parameters": None,
-     "response": None, "examples": [], "category": None, "source": "test"},
+    {
+        "id": "get_weather",
+        "name": "get_weather",
+        "description": "Weather for a city.",
+        "parameters": None,
+        "response": None,
+        "examples": [],
+        "category": None,
+        "source": "test",
+    },
+    {
+        "id": "send_email",
+        "name": "send_email",
+        "description": "Send an e-mail.",
+        "parameters": None,
+        "response": None,
+        "examples": [],
+        "category": None,
+        "source": "test",
+    },
 ]
 QUERIES = [
     {"id": "q1", "query": "weather in Paris", "relevant": ["get_weather"]},
-    {"id": "q2", "query": "mail Bob the weather", "relevant": ["get_weather", "send_email"],
-     "args": {"calls": [{"tool": "get_weather", "arguments": {"city": ["Paris"]}}]}},
+    {
+        "id": "q2",
+        "query": "mail Bob the weather",
+        "relevant": ["get_weather", "send_email"],
+        "args": {"calls": [{"tool": "get_weather", "arguments": {"city": ["Paris"]}}]},
+    },
 ]
 
 

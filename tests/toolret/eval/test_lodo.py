@@ -17,27 +17,84 @@ from toolret.eval.signals import DatasetSignals, extract_signals, load_or_extrac
 from .test_datasets import write_dataset
 
 TOOLS = [
-    {"id": "get_weather", "name": "get_weather", "description": "Current weather forecast for a city.",
-     "parameters": {"type": "object", "properties": {"city": {"type": "string", "description": "City name"}},
-                    "required": ["city"]}, "response": None, "examples": [], "category": None, "source": "t"},
-    {"id": "send_email", "name": "send_email", "description": "Send an email message to a recipient.",
-     "parameters": {"type": "object", "properties": {"to": {"type": "string", "description": "address"}},
-                    "required": ["to"]}, "response": None, "examples": [], "category": None, "source": "t"},
-    {"id": "convert_currency", "name": "convert_currency", "description": "Convert an amount of money.",
-     "parameters": None, "response": None, "examples": [], "category": None, "source": "t"},
-    {"id": "search_flights", "name": "search_flights", "description": "Search flights between two airports.",
-     "parameters": None, "response": None, "examples": [], "category": None, "source": "t"},
-    {"id": "book_hotel", "name": "book_hotel", "description": "Book a hotel room in a city for some nights.",
-     "parameters": None, "response": None, "examples": [], "category": None, "source": "t"},
-    {"id": "translate_text", "name": "translate_text", "description": "Translate text into another language.",
-     "parameters": None, "response": None, "examples": [], "category": None, "source": "t"},
+    {
+        "id": "get_weather",
+        "name": "get_weather",
+        "description": "Current weather forecast for a city.",
+        "parameters": {
+            "type": "object",
+            "properties": {"city": {"type": "string", "description": "City name"}},
+            "required": ["city"],
+        },
+        "response": None,
+        "examples": [],
+        "category": None,
+        "source": "t",
+    },
+    {
+        "id": "send_email",
+        "name": "send_email",
+        "description": "Send an email message to a recipient.",
+        "parameters": {
+            "type": "object",
+            "properties": {"to": {"type": "string", "description": "address"}},
+            "required": ["to"],
+        },
+        "response": None,
+        "examples": [],
+        "category": None,
+        "source": "t",
+    },
+    {
+        "id": "convert_currency",
+        "name": "convert_currency",
+        "description": "Convert an amount of money.",
+        "parameters": None,
+        "response": None,
+        "examples": [],
+        "category": None,
+        "source": "t",
+    },
+    {
+        "id": "search_flights",
+        "name": "search_flights",
+        "description": "Search flights between two airports.",
+        "parameters": None,
+        "response": None,
+        "examples": [],
+        "category": None,
+        "source": "t",
+    },
+    {
+        "id": "book_hotel",
+        "name": "book_hotel",
+        "description": "Book a hotel room in a city for some nights.",
+        "parameters": None,
+        "response": None,
+        "examples": [],
+        "category": None,
+        "source": "t",
+    },
+    {
+        "id": "translate_text",
+        "name": "translate_text",
+        "description": "Translate text into another language.",
+        "parameters": None,
+        "response": None,
+        "examples": [],
+        "category": None,
+        "source": "t",
+    },
 ]
 QUERIES = [
     {"id": "q1", "query": "what is the weather forecast in Paris", "relevant": ["get_weather"]},
     {"id": "q2", "query": "send an email to bob@example.com", "relevant": ["send_email"]},
     {"id": "q3", "query": "convert 100 dollars to euros", "relevant": ["convert_currency"]},
-    {"id": "q4", "query": "I need a room in Rome for 3 nights and a flight there",
-     "relevant": ["book_hotel", "search_flights"]},
+    {
+        "id": "q4",
+        "query": "I need a room in Rome for 3 nights and a flight there",
+        "relevant": ["book_hotel", "search_flights"],
+    },
     {"id": "q5", "query": "say this in French", "relevant": ["translate_text"]},
 ]
 
@@ -49,11 +106,20 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def _setting_of(cfg: RetrievalConfig) -> Setting:
     w = cfg.field_weights.as_dict()
-    return Setting(normalization=cfg.normalization, beta=cfg.lexical_weight, evidence_slope=cfg.evidence_slope,
-                   weights=tuple(w[f] for f in INDEX_FIELDS), depth=cfg.candidates_per_field,
-                   name_boost=cfg.name_match_boost, penalty_scale=cfg.penalty.scale, lex_floor=cfg.lexical_floor,
-                   auto_margin=cfg.auto_margin, lex_sd_floor=cfg.lexical_sd_floor, dense_sd_floor=cfg.dense_sd_floor,
-                   min_field_pool=cfg.min_field_pool)
+    return Setting(
+        normalization=cfg.normalization,
+        beta=cfg.lexical_weight,
+        evidence_slope=cfg.evidence_slope,
+        weights=tuple(w[f] for f in INDEX_FIELDS),
+        depth=cfg.candidates_per_field,
+        name_boost=cfg.name_match_boost,
+        penalty_scale=cfg.penalty.scale,
+        lex_floor=cfg.lexical_floor,
+        auto_margin=cfg.auto_margin,
+        lex_sd_floor=cfg.lexical_sd_floor,
+        dense_sd_floor=cfg.dense_sd_floor,
+        min_field_pool=cfg.min_field_pool,
+    )
 
 
 @pytest.mark.slow
@@ -63,7 +129,8 @@ def test_cached_signals_rescore_like_the_engine(tiny: Path, embedder, normalizat
     dataset = load_dataset(tiny)
     sig = extract_signals(dataset, embedder, limit=None)
     cfg = RetrievalConfig.preset("fast").model_copy(
-        update={"normalization": normalization, "lexical_weight": 0.6, "evidence_slope": 1.0, "lexical_floor": 0.3})
+        update={"normalization": normalization, "lexical_weight": 0.6, "evidence_slope": 1.0, "lexical_floor": 0.3}
+    )
     kb = ToolKnowledgeBase(None, embedder=embedder, config=cfg)
     kb.add(dataset.tool_docs())
     from toolret.eval.lodo import fused_scores
@@ -73,8 +140,9 @@ def test_cached_signals_rescore_like_the_engine(tiny: Path, embedder, normalizat
         engine = [t.score for t in kb.search(query.query, k=len(TOOLS)).tools]
         cached = np.sort(scores[qi][np.isfinite(scores[qi])])[::-1][: len(engine)]
         assert np.allclose(engine, cached, atol=1e-5), query.query
-    engine_r5 = np.mean([len(set(q.relevant) & set(kb.search(q.query, k=5).ids)) / len(q.relevant)
-                         for q in dataset.queries])
+    engine_r5 = np.mean(
+        [len(set(q.relevant) & set(kb.search(q.query, k=5).ids)) / len(q.relevant) for q in dataset.queries]
+    )
     assert score_setting(sig, _setting_of(cfg))["recall@5"] == pytest.approx(engine_r5)
 
 

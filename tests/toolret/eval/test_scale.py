@@ -87,11 +87,19 @@ def test_composed_embedder_reuses_cached_texts_and_blends_the_rest(pool, embedde
 
 def _entry(size: int, r5_fast: float, r5_bal: float) -> dict:
     def preset(r5: float, p50: float) -> dict:
-        return {"recall": {"recall@1": r5 / 2, "recall@5": r5, "recall@10": min(1.0, r5 + 0.1)},
-                "latency_ms": {"p50": p50, "p95": 2 * p50}, "by_dataset": {}}
-    return {"size": size, "index_seconds": size / 1000, "rss_peak_mb": 500 + size / 100,
-            "embed_floor_ms": {"p50": 8.0, "p95": 12.0},
-            "presets": {"fast": preset(r5_fast, 10 + size / 1e4), "balanced": preset(r5_bal, 20 + size / 1e4)}}
+        return {
+            "recall": {"recall@1": r5 / 2, "recall@5": r5, "recall@10": min(1.0, r5 + 0.1)},
+            "latency_ms": {"p50": p50, "p95": 2 * p50},
+            "by_dataset": {},
+        }
+
+    return {
+        "size": size,
+        "index_seconds": size / 1000,
+        "rss_peak_mb": 500 + size / 100,
+        "embed_floor_ms": {"p50": 8.0, "p95": 12.0},
+        "presets": {"fast": preset(r5_fast, 10 + size / 1e4), "balanced": preset(r5_bal, 20 + size / 1e4)},
+    }
 
 
 def test_first_drop_table_and_plot(tmp_path):
@@ -99,8 +107,24 @@ def test_first_drop_table_and_plot(tmp_path):
     assert first_drop(entries, "fast") == 100_000  # 0.70 < 0.9 * 0.80; 0.75 is not
     assert first_drop(entries, "balanced") is None
     table = scale_table(entries)
-    assert table.splitlines()[0].split() == ["tools", "preset", "R@1", "R@5", "R@10", "p50", "ms", "p95", "ms",
-                                             "embed", "p50", "ms", "index", "s", "RSS", "MB"]
+    assert table.splitlines()[0].split() == [
+        "tools",
+        "preset",
+        "R@1",
+        "R@5",
+        "R@10",
+        "p50",
+        "ms",
+        "p95",
+        "ms",
+        "embed",
+        "p50",
+        "ms",
+        "index",
+        "s",
+        "RSS",
+        "MB",
+    ]
     assert table.splitlines()[2].split()[7] == "8.000"  # the embedding floor beside the latencies
     assert len(table.splitlines()) == 2 + 6
     png = plot_scale(entries, tmp_path / "scale.png")
@@ -113,8 +137,9 @@ def test_each_model_has_its_own_embedding_cache_and_the_floor_is_measured(embedd
 
     assert cache_file("packaged:all-MiniLM-L6-v2") != cache_file("packaged:all-MiniLM-L6-v2-onnx-int8")
     assert cache_file("sentence-transformers/x y").endswith(".npz") and "/" not in cache_file("a/b")
-    floor = embedding_floor(embedder, [EvalQuery(id=str(i), query=f"weather in city {i}", relevant=["x"])
-                                       for i in range(5)])
+    floor = embedding_floor(
+        embedder, [EvalQuery(id=str(i), query=f"weather in city {i}", relevant=["x"]) for i in range(5)]
+    )
     assert 0 < floor["p50"] <= floor["p95"]
 
 

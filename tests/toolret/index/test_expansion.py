@@ -92,12 +92,14 @@ def test_expander_writes_every_field_marked_as_generated():
 
 def test_judge_rejection_regenerates_once_then_keeps_or_drops():
     bad_then_fixed = {**GOOD, "function": "Books flights."}
-    llm = ScriptedLLM([
-        json.dumps(bad_then_fixed),
-        '{"unfaithful": ["function", "key_topics"], "reasons": {"function": "not in the doc"}}',
-        json.dumps({**GOOD, "key_topics": ["flight booking"]}),  # function fixed, topics still wrong
-        '{"unfaithful": ["key_topics"]}',
-    ])
+    llm = ScriptedLLM(
+        [
+            json.dumps(bad_then_fixed),
+            '{"unfaithful": ["function", "key_topics"], "reasons": {"function": "not in the doc"}}',
+            json.dumps({**GOOD, "key_topics": ["flight booking"]}),  # function fixed, topics still wrong
+            '{"unfaithful": ["key_topics"]}',
+        ]
+    )
     expander = LLMExpander(llm)
     [doc] = expander.expand([WEATHER])
     assert doc.expansion.function == GOOD["function"]  # regenerated and accepted
@@ -134,10 +136,12 @@ def test_unchanged_reindex_makes_zero_llm_calls_across_processes(tmp_path):
 
 def lambda_answers(n: int) -> list:
     """Alternating generation / judge answers that work in any order of tools."""
+
     def answer(messages: list[ChatMessage]) -> str:
         if "Generated documentation" in messages[-1].content:
             return '{"unfaithful": []}'
         return json.dumps({"function": "Does things.", "hypothetical_questions": ["do the thing"]})
+
     return [answer] * n
 
 
@@ -176,8 +180,12 @@ def test_knowledge_base_indexes_generated_questions_and_reindexes_for_free(embed
         if "Generated documentation" in text:
             return '{"unfaithful": []}'
         if "xq_7" in text:
-            return json.dumps({"hypothetical_questions": ["translate this sentence into Klingon"],
-                               "key_topics": ["klingon translation"]})
+            return json.dumps(
+                {
+                    "hypothetical_questions": ["translate this sentence into Klingon"],
+                    "key_topics": ["klingon translation"],
+                }
+            )
         return json.dumps({"function": "Weather now for a city."})
 
     tools = [BARE, WEATHER, ToolDoc(name="send_email", description="Send an e-mail message.")]

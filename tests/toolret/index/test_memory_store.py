@@ -12,8 +12,12 @@ def test_in_memory_knowledge_base_stores_documents_and_history_but_no_vectors(em
     kb = ToolKnowledgeBase(embedder=embedder)
     store = kb._writer.store
     assert isinstance(store, MemoryStore)
-    kb.add([ToolDoc(name="get_weather", description="Weather for a city."),
-            ToolDoc(name="convert_currency", description="Convert money between currencies.")])
+    kb.add(
+        [
+            ToolDoc(name="get_weather", description="Weather for a city."),
+            ToolDoc(name="convert_currency", description="Convert money between currencies."),
+        ]
+    )
     assert kb.search("is it raining in Paris?", k=1).tools[0].name == "get_weather"
     assert set(store.read_index()) == {"get_weather", "convert_currency"}
     assert all(s.vectors == {} for s in store.read_all())

@@ -16,9 +16,11 @@ def _unit(*values: float) -> np.ndarray:
 
 def test_a_field_only_some_tools_have_takes_rows_for_those_tools_only():
     docs = [ToolDoc(name=n, description=f"{n} tool") for n in ("a", "b", "c")]
-    vectors = [{"description": _unit(1, 0, 0)},
-               {"description": _unit(0, 1, 0), "examples": _unit(0, 0, 1)},
-               {"description": _unit(1, 1, 0)}]
+    vectors = [
+        {"description": _unit(1, 0, 0)},
+        {"description": _unit(0, 1, 0), "examples": _unit(0, 0, 1)},
+        {"description": _unit(1, 1, 0)},
+    ]
     snap = build_snapshot(docs, vectors, 3)
     assert snap.vectors["description"].shape == (3, 3)
     assert snap.vectors["examples"].shape == (1, 3) and snap.rows["examples"].tolist() == [1]
@@ -34,8 +36,10 @@ def test_a_field_only_some_tools_have_takes_rows_for_those_tools_only():
 def test_dense_scores_are_the_full_scan_with_zero_for_a_missing_field():
     rng = np.random.default_rng(0)
     docs = [ToolDoc(name=f"t{i}", description=f"tool {i}") for i in range(50)]
-    vectors = [{"description": _unit(*rng.normal(size=8))} | ({"response": _unit(*rng.normal(size=8))} if i % 3 else {})
-               for i in range(50)]
+    vectors = [
+        {"description": _unit(*rng.normal(size=8))} | ({"response": _unit(*rng.normal(size=8))} if i % 3 else {})
+        for i in range(50)
+    ]
     snap = build_snapshot(docs, vectors, 8)
     query = _unit(*rng.normal(size=8))
     for field in ("description", "response", "examples"):

@@ -99,11 +99,11 @@ def test_progress_shows_on_a_terminal_for_jobs_over_one_batch_only(monkeypatch):
         def isatty(self) -> bool:
             return True
 
-    monkeypatch.setattr(sys, "stderr", io.StringIO())           # a pipe or a log file: no bar
+    monkeypatch.setattr(sys, "stderr", io.StringIO())  # a pipe or a log file: no bar
     assert type(_progress(10 * EMBED_BATCH, "embedding", True)).__name__ == "_NullBar"
     terminal = Terminal()
     monkeypatch.setattr(sys, "stderr", terminal)
-    assert type(_progress(EMBED_BATCH, "embedding", True)).__name__ == "_NullBar"   # one batch: instant
+    assert type(_progress(EMBED_BATCH, "embedding", True)).__name__ == "_NullBar"  # one batch: instant
     assert type(_progress(10 * EMBED_BATCH, "embedding", False)).__name__ == "_NullBar"
     bar = _progress(10 * EMBED_BATCH, "embedding tool fields", True)
     bar.update(EMBED_BATCH)
@@ -113,9 +113,11 @@ def test_progress_shows_on_a_terminal_for_jobs_over_one_batch_only(monkeypatch):
 
 def test_each_distinct_text_is_embedded_once_and_shared_by_its_fields(writer):
     writer.config = RetrievalConfig(max_tools=10)
-    docs = [ToolDoc(id="v1/get_weather", name="get_weather", description="Weather for a city."),  # doc variants
-            ToolDoc(id="v2/get_weather", name="get_weather", description="Weather for a city."),
-            ToolDoc(name="forecast", description="Five days ahead.", response="Five days ahead.")]
+    docs = [
+        ToolDoc(id="v1/get_weather", name="get_weather", description="Weather for a city."),  # doc variants
+        ToolDoc(id="v2/get_weather", name="get_weather", description="Weather for a city."),
+        ToolDoc(name="forecast", description="Five days ahead.", response="Five days ahead."),
+    ]
     fields = writer.embed(docs)
     texts = {t for d in docs for f in ("description", "parameters", "response", "examples") if (t := d.field_text(f))}
     assert writer.embedder.texts == len(texts) == 3 < sum(len(v) for v in fields) == 4

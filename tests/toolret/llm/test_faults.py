@@ -34,8 +34,11 @@ from toolret.llm.testing import FAULTS, FaultInjectingLLM, step_of
 from toolret.results import SearchResult
 
 TOOLS = [
-    ToolDoc(name="get_weather", description="Current weather and forecast for a city.",
-            parameters=[{"name": "city", "type": "string", "required": True}]),
+    ToolDoc(
+        name="get_weather",
+        description="Current weather and forecast for a city.",
+        parameters=[{"name": "city", "type": "string", "required": True}],
+    ),
     ToolDoc(name="convert_currency", description="Convert an amount of money between currencies."),
     ToolDoc(name="find_restaurants", description="Find restaurants near a place."),
     ToolDoc(name="send_email", description="Send an e-mail message to a recipient."),
@@ -141,8 +144,9 @@ def test_search_survives_fault_in_one_step(kb, step: SearchStep, fault: str) -> 
         assert faulted.path in ("llm", "fallback"), faulted
     others = [s for s in result.trace if s.stage in {o.stage for o in SEARCH_STEPS} - {step.stage}]
     assert all(s.path == "llm" for s in others), "the other steps still use the model"
-    MATRIX[(step.name, fault)] = f"{faulted.path}" + (f" ({_why(faulted.note)})" if faulted.path == "fallback" or
-                                                      "ignored" in faulted.note else "")
+    MATRIX[(step.name, fault)] = f"{faulted.path}" + (
+        f" ({_why(faulted.note)})" if faulted.path == "fallback" or "ignored" in faulted.note else ""
+    )
 
 
 def _why(note: str) -> str:
@@ -204,8 +208,11 @@ def test_indexing_survives_fault_in_one_step(embedder, step: str, fault: str) ->
     llm_fields = [f for d in base.docs() for f, src in d.expansion.sources.items() if src.startswith("llm:")]
     if fault in HARD:
         assert info.failed == len(INDEXED) and not llm_fields, info
-    MATRIX[(step, fault)] = (f"fallback ({info.failed} of {len(INDEXED)} tools kept offline expansion)"
-                             if info.failed else f"llm ({info.dropped_fields} field(s) dropped by the judge)")
+    MATRIX[(step, fault)] = (
+        f"fallback ({info.failed} of {len(INDEXED)} tools kept offline expansion)"
+        if info.failed
+        else f"llm ({info.dropped_fields} field(s) dropped by the judge)"
+    )
 
 
 # ------------------------------------------------------------------ the per-search LLM budget

@@ -224,17 +224,28 @@ class FakeServer:
                     self._send(owner.fail_status, {"error": {"message": "server overloaded", "type": "server_error"}})
                     return
                 if owner.reject_json_schema and body.get("response_format", {}).get("type") == "json_schema":
-                    error = {"error": {"message": "response_format json_schema is not supported",
-                                       "type": "invalid_request_error"}}
+                    error = {
+                        "error": {
+                            "message": "response_format json_schema is not supported",
+                            "type": "invalid_request_error",
+                        }
+                    }
                     self._send(owner.reject_status, error)
                     return
                 content = owner.answers.pop(0) if owner.answers else GOOD
-                self._send(200, {
-                    "id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": body["model"],
-                    "choices": [{"index": 0, "finish_reason": "stop",
-                                 "message": {"role": "assistant", "content": content}}],
-                    "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-                })
+                self._send(
+                    200,
+                    {
+                        "id": "chatcmpl-1",
+                        "object": "chat.completion",
+                        "created": 0,
+                        "model": body["model"],
+                        "choices": [
+                            {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}
+                        ],
+                        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+                    },
+                )
 
             def _send(self, status: int, payload: dict) -> None:
                 data = json.dumps(payload).encode()

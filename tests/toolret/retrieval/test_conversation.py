@@ -31,8 +31,12 @@ def test_every_supported_shape_becomes_chat_messages():
     ]
     out = as_chat_history(turns)
     assert [(m.role, m.content) for m in out] == [
-        ("system", "be brief"), ("user", "find flights to Oslo"), ("assistant", "Which date?"),
-        ("user", "next Friday"), ("assistant", "Found 3 flights."), ("system", "ignored? no, kept"),
+        ("system", "be brief"),
+        ("user", "find flights to Oslo"),
+        ("assistant", "Which date?"),
+        ("user", "next Friday"),
+        ("assistant", "Found 3 flights."),
+        ("system", "ignored? no, kept"),
         ("user", "and hotels there"),
     ]
 
@@ -42,13 +46,16 @@ def test_long_histories_keep_the_latest_turns():
     assert len(out) == MAX_TURNS and out[-1].content == f"turn {MAX_TURNS + 9}"
 
 
-@pytest.mark.parametrize(("turns", "message"), [
-    ("just a string", "single str"),
-    ([("wizard", "hi")], "history[0]: unknown role 'wizard'"),
-    ([{"role": "user"}], "history[0]: a mapping needs"),
-    ([("user", "ok"), 42], "history[1]: expected a ChatMessage"),
-    ([("user", {"x": 1})], "history[0]: content must be text"),
-])
+@pytest.mark.parametrize(
+    ("turns", "message"),
+    [
+        ("just a string", "single str"),
+        ([("wizard", "hi")], "history[0]: unknown role 'wizard'"),
+        ([{"role": "user"}], "history[0]: a mapping needs"),
+        ([("user", "ok"), 42], "history[1]: expected a ChatMessage"),
+        ([("user", {"x": 1})], "history[0]: content must be text"),
+    ],
+)
 def test_bad_history_names_the_turn(turns, message):
     with pytest.raises(QueryError, match=message.replace("[", r"\[").replace("]", r"\]")):
         as_chat_history(turns)

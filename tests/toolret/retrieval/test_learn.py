@@ -59,14 +59,16 @@ def test_noise_keeps_the_hand_set_formula():
 @pytest.fixture()
 def kb(embedder, tmp_path):
     base = ToolKnowledgeBase(tmp_path / "kb", embedder=embedder)
-    base.add([
-        ToolDoc(name="get_weather", description="Current weather conditions and forecast for a city."),
-        ToolDoc(name="convert_currency", description="Convert an amount of money between currencies."),
-        ToolDoc(name="send_email", description="Send an e-mail message to a recipient."),
-        ToolDoc(name="search_flights", description="Find flights between two airports on a date."),
-        ToolDoc(name="book_hotel", description="Reserve a hotel room in a city for given dates."),
-        ToolDoc(name="translate_text", description="Translate text into another language."),
-    ])
+    base.add(
+        [
+            ToolDoc(name="get_weather", description="Current weather conditions and forecast for a city."),
+            ToolDoc(name="convert_currency", description="Convert an amount of money between currencies."),
+            ToolDoc(name="send_email", description="Send an e-mail message to a recipient."),
+            ToolDoc(name="search_flights", description="Find flights between two airports on a date."),
+            ToolDoc(name="book_hotel", description="Reserve a hotel room in a city for given dates."),
+            ToolDoc(name="translate_text", description="Translate text into another language."),
+        ]
+    )
     yield base
     base.close()
 

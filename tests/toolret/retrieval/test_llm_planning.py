@@ -148,4 +148,3 @@ def test_offline_plan_has_no_llm_fields():
 
 def test_plan_schema_requires_subtasks_so_wrong_shapes_are_retried():
     assert "subtasks" in LLMPlan.model_json_schema()["required"]
-

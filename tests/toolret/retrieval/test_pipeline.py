@@ -10,10 +10,15 @@ from toolret import ToolDoc
 from toolret.llm import ScriptedLLM
 
 TOOLS = [
-    ToolDoc(name="get_weather", description="Current weather and forecast for a city.",
-            response="Temperature, wind and sky conditions."),
+    ToolDoc(
+        name="get_weather",
+        description="Current weather and forecast for a city.",
+        response="Temperature, wind and sky conditions.",
+    ),
     ToolDoc(name="convert_currency", description="Convert an amount of money between currencies."),
-    ToolDoc(name="find_restaurants", description="Find restaurants near a place.", examples=["where can I eat sushi nearby"]),
+    ToolDoc(
+        name="find_restaurants", description="Find restaurants near a place.", examples=["where can I eat sushi nearby"]
+    ),
     ToolDoc(name="send_email", description="Send an e-mail message."),
 ]
 
@@ -27,9 +32,13 @@ def _plan(**extra) -> str:
     plan = {
         "rewritten": "weather in Lisbon tomorrow and a sushi place for dinner",
         "subtasks": [
-            {"text": "weather in Lisbon tomorrow", "variants": ["Lisbon forecast"],
-             "tool_description": "weather forecast for a city", "expected_output": "temperature and sky conditions",
-             "extracted_args": ["city name", "date"]},
+            {
+                "text": "weather in Lisbon tomorrow",
+                "variants": ["Lisbon forecast"],
+                "tool_description": "weather forecast for a city",
+                "expected_output": "temperature and sky conditions",
+                "extracted_args": ["city name", "date"],
+            },
             {"text": "a sushi place for dinner", "variants": ["restaurant search"], "intent": "find a place to eat"},
         ],
     }
@@ -49,8 +58,13 @@ def test_full_without_llm_says_so_and_runs_balanced(kb):
 
 
 def test_full_with_llm_uses_subtasks_variants_and_field_queries(kb):
-    llm = ScriptedLLM([_plan(), '{"ranking": ["find_restaurants", "get_weather"], "irrelevant": []}',
-                       '{"uncovered": [], "rewrites": {}}'])
+    llm = ScriptedLLM(
+        [
+            _plan(),
+            '{"ranking": ["find_restaurants", "get_weather"], "irrelevant": []}',
+            '{"uncovered": [], "rewrites": {}}',
+        ]
+    )
     kb.llm = llm
     result = kb.search("wether in lisbon tmrw n sushi for dinner", k=2, config="full")
     assert result.ids == ["find_restaurants", "get_weather"]  # the LLM's order
@@ -68,9 +82,14 @@ def test_full_reflection_requeries_what_the_judge_calls_uncovered(kb):
     plan = _plan(subtasks=[{"text": "weather in Lisbon tomorrow"}, {"text": "e-mail the forecast to Ana"}])
     # the reranker drops everything e-mail related; the judge says sub-task 2 is uncovered
     drop = '["send_email", "convert_currency", "find_restaurants"]'
-    llm = ScriptedLLM([plan, '{"ranking": ["get_weather"], "irrelevant": ' + drop + '}',
-                       '{"uncovered": [2], "rewrites": {"2": "send an e-mail message"}}',
-                       '{"uncovered": [], "rewrites": {}}'])
+    llm = ScriptedLLM(
+        [
+            plan,
+            '{"ranking": ["get_weather"], "irrelevant": ' + drop + "}",
+            '{"uncovered": [2], "rewrites": {"2": "send an e-mail message"}}',
+            '{"uncovered": [], "rewrites": {}}',
+        ]
+    )
     kb.llm = llm
     result = kb.search("weather in Lisbon tomorrow, then e-mail the forecast to Ana", k=2, config="full")
     assert "send_email" in result.ids and "get_weather" in result.ids
@@ -90,9 +109,16 @@ def test_full_reflection_is_bounded_by_reflect_rounds(kb):
 
 
 def test_reranker_hallucinations_and_failures_never_reach_the_result(kb):
-    kb.llm = ScriptedLLM([_plan(), '{"ranking": ["DROP_ALL_TABLES", "get_weather"], "irrelevant": ["nope"]}',
-                          RuntimeError("judge down"), RuntimeError("judge down"), RuntimeError("judge down"),
-                          RuntimeError("judge down")])
+    kb.llm = ScriptedLLM(
+        [
+            _plan(),
+            '{"ranking": ["DROP_ALL_TABLES", "get_weather"], "irrelevant": ["nope"]}',
+            RuntimeError("judge down"),
+            RuntimeError("judge down"),
+            RuntimeError("judge down"),
+            RuntimeError("judge down"),
+        ]
+    )
     result = kb.search("weather in Lisbon and sushi", k=3, config="full")
     assert set(result.ids) <= set(kb.ids) and result.ids[0] == "get_weather"
     rerank = next(s for s in result.trace if s.stage == "rerank")
@@ -108,7 +134,9 @@ def test_full_without_llm_marks_rerank_and_reflection_as_fallbacks(kb):
     assert paths["reflect"][0] == "fallback" and "no LLM" in paths["reflect"][1]
 
 
-@pytest.mark.parametrize("failure", [TimeoutError(), "not json at all", '{"subtasks": []}', RuntimeError("server down")])
+@pytest.mark.parametrize(
+    "failure", [TimeoutError(), "not json at all", '{"subtasks": []}', RuntimeError("server down")]
+)
 def test_failing_llm_falls_back_to_the_offline_plan(kb, failure):
     kb.llm = ScriptedLLM([failure] * 3)
     query = "What's the weather in Lisbon? Also find a sushi restaurant."
@@ -127,8 +155,13 @@ def test_llm_plan_naming_unknown_things_never_reaches_the_result(kb):
 
 
 def test_search_history_and_feedback_docs_reach_the_llm_planner(kb):
-    llm = ScriptedLLM([_plan(), '{"ranking": ["find_restaurants", "get_weather"], "irrelevant": []}',
-                       '{"uncovered": [], "rewrites": {}}'])
+    llm = ScriptedLLM(
+        [
+            _plan(),
+            '{"ranking": ["find_restaurants", "get_weather"], "irrelevant": []}',
+            '{"uncovered": [], "rewrites": {}}',
+        ]
+    )
     kb.llm = llm
     chat = [("user", "I land in Lisbon tomorrow morning"), {"role": "ai", "content": "Have a good flight!"}]
     result = kb.search("weather there, and a sushi place for dinner", k=2, config="full", history=chat)
@@ -146,13 +179,18 @@ def test_prf_off_and_offline_searches_ignore_history(kb):
     kb.search("weather and sushi", k=2, config=kb.config.preset("full").model_copy(update={"prf_docs": 0}))
     assert '<data name="feedback">' not in llm.calls[0][-1].content
     chat = [("user", "I land in Lisbon tomorrow")]
-    assert kb.search("weather there", k=2, config="balanced", history=chat).ids == \
-        kb.search("weather there", k=2, config="balanced").ids
+    assert (
+        kb.search("weather there", k=2, config="balanced", history=chat).ids
+        == kb.search("weather there", k=2, config="balanced").ids
+    )
 
 
 async def test_a_per_search_llm_is_used_without_changing_the_knowledge_base(kb):
-    replies = [_plan(), '{"ranking": ["find_restaurants", "get_weather"], "irrelevant": []}',
-               '{"uncovered": [], "rewrites": {}}']
+    replies = [
+        _plan(),
+        '{"ranking": ["find_restaurants", "get_weather"], "irrelevant": []}',
+        '{"uncovered": [], "rewrites": {}}',
+    ]
     own = ScriptedLLM(replies)
     result = kb.search("wether in lisbon tmrw n sushi for dinner", k=2, config="full", llm=own)
     assert result.ids == ["find_restaurants", "get_weather"] and len(own.calls) == 3

@@ -42,7 +42,9 @@ def test_an_over_long_text_keeps_its_head_and_its_last_sentence() -> None:
     query = f"{document}Which tool converts this report to PDF?"
     text = informative_query(query, 2_000)
     assert len(text.text) <= 2_000
-    assert text.text.startswith("The quarterly report") and text.text.endswith("Which tool converts this report to PDF?")
+    assert text.text.startswith("The quarterly report") and text.text.endswith(
+        "Which tool converts this report to PDF?"
+    )
     assert "and the last sentence" in text.note and f"from {len(query)} to" in text.note
 
 
@@ -58,8 +60,15 @@ def test_a_blob_only_query_keeps_its_head() -> None:
     assert text.text and _B64.startswith(text.text) and "only a blob" in text.note
 
 
-@pytest.mark.parametrize("query", ["東京の明日の天気を教えてください" * 800, "Какая погода в Москве? " * 500,
-                                   "مرحبا كيف الطقس " * 700, "weather \ud800 in Paris"])
+@pytest.mark.parametrize(
+    "query",
+    [
+        "東京の明日の天気を教えてください" * 800,
+        "Какая погода в Москве? " * 500,
+        "مرحبا كيف الطقس " * 700,
+        "weather \ud800 in Paris",
+    ],
+)
 def test_non_english_and_broken_text_is_never_an_error(query: str) -> None:
     text = checked_query(query, 5, RetrievalConfig())
     assert 0 < len(text.text) <= 8_000
@@ -67,8 +76,12 @@ def test_non_english_and_broken_text_is_never_an_error(query: str) -> None:
 
 def test_knowledge_base_searches_an_18k_request_and_traces_the_cut(embedder) -> None:
     kb = ToolKnowledgeBase.from_tools(
-        [{"name": "convert_pdf", "description": "Convert a document to PDF."},
-         {"name": "get_weather", "description": "Current weather for a city."}], embedder=embedder)
+        [
+            {"name": "convert_pdf", "description": "Convert a document to PDF."},
+            {"name": "get_weather", "description": "Current weather for a city."},
+        ],
+        embedder=embedder,
+    )
     request = "Please convert the attached contract to PDF. " + _B64 * 4 + " " + "Clause text. " * 200
     assert len(request) > 18_000
     result = kb.search(request, k=1)

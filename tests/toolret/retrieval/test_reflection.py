@@ -21,8 +21,11 @@ from toolret.retrieval.reflection import (
 
 WEATHER = "What's the weather in Paris tomorrow?"
 TABLE = "Can you book a table for two at 8pm?"
-PLAN = QueryPlan(original=f"{WEATHER} {TABLE}", rewritten=f"{WEATHER} {TABLE}",
-                 subtasks=[SubTask(text=WEATHER, variants=[WEATHER]), SubTask(text=TABLE, variants=[TABLE])])
+PLAN = QueryPlan(
+    original=f"{WEATHER} {TABLE}",
+    rewritten=f"{WEATHER} {TABLE}",
+    subtasks=[SubTask(text=WEATHER, variants=[WEATHER]), SubTask(text=TABLE, variants=[TABLE])],
+)
 SINGLE = QueryPlan(original=WEATHER, rewritten=WEATHER, subtasks=[SubTask(text=WEATHER)])
 
 
@@ -57,9 +60,17 @@ def reflect(plan, tools, *, search_fn, judge=None, max_rounds, k, threshold=0.4)
     for round_no in range(1, max_rounds + 1):
         coverage, path, extra = judge_coverage(plan, selected, judge=judge, threshold=threshold)
         added, failed = fill_uncovered(plan, selected, coverage, search_fn=search_fn, k=k, cache=cache)
-        steps.append(TraceStep(stage="reflect", path=path, ms=0.0,
-                               note=f"round {round_no}: {len(coverage.uncovered)} uncovered, added {len(added)}"
-                                    + (f" ({', '.join(added)})" if added else "") + extra + failed))
+        steps.append(
+            TraceStep(
+                stage="reflect",
+                path=path,
+                ms=0.0,
+                note=f"round {round_no}: {len(coverage.uncovered)} uncovered, added {len(added)}"
+                + (f" ({', '.join(added)})" if added else "")
+                + extra
+                + failed,
+            )
+        )
         if not coverage.uncovered:
             break
     return selected, steps
@@ -108,19 +119,22 @@ def test_a_full_list_trades_the_lowest_tool_of_a_crowded_subtask():
 
 def test_a_subtask_keeps_its_only_tool_and_a_better_tool_is_never_displaced():
     tools = [tool("forecast", 0.6, WEATHER), tool("radar", 0.58, WEATHER), tool("maps", 0.2, TABLE)]
-    out, steps = reflect(PLAN, tools, search_fn=Search(default=[tool("reserve_table", 0.4)]),
-                         max_rounds=1, k=3, threshold=0.35)
+    out, steps = reflect(
+        PLAN, tools, search_fn=Search(default=[tool("reserve_table", 0.4)]), max_rounds=1, k=3, threshold=0.35
+    )
     assert out == tools and steps[0].note == "round 1: 1 uncovered, added 0"
     solo = [tool("forecast", 0.6, WEATHER), tool("maps", 0.2, TABLE)]
-    out, _ = reflect(PLAN, solo, search_fn=Search(default=[tool("reserve_table", 0.9)]), max_rounds=1, k=2,
-                     threshold=0.35)
+    out, _ = reflect(
+        PLAN, solo, search_fn=Search(default=[tool("reserve_table", 0.9)]), max_rounds=1, k=2, threshold=0.35
+    )
     assert out == solo
 
 
 def test_tools_found_for_the_whole_request_are_never_displaced():
     tools = [tool("forecast", 0.6, WEATHER), tool("news", 0.1), tool("trends", 0.1), tool("maps", 0.2, TABLE)]
-    out, _ = reflect(PLAN, tools, search_fn=Search(default=[tool("reserve_table", 0.9)]), max_rounds=2, k=4,
-                     threshold=0.35)
+    out, _ = reflect(
+        PLAN, tools, search_fn=Search(default=[tool("reserve_table", 0.9)]), max_rounds=2, k=4, threshold=0.35
+    )
     assert out == tools
 
 
@@ -162,7 +176,9 @@ DOCS = {"forecast": ToolDoc(name="forecast", description="Weather forecast for a
 
 
 def test_llm_judge_numbers_are_validated_and_rewrites_kept_for_uncovered_only():
-    answer = json.dumps({"uncovered": [2, 2, 0, 9, "x"], "rewrites": {"1": "weather", "2": "reserve a restaurant table"}})
+    answer = json.dumps(
+        {"uncovered": [2, 2, 0, 9, "x"], "rewrites": {"1": "weather", "2": "reserve a restaurant table"}}
+    )
     judge = LLMCoverageJudge(ScriptedLLM([answer]))
     coverage, step = judge.judge(PLAN, [tool("forecast", 0.6, WEATHER)], DOCS, timeout=1.0)
     assert coverage == Coverage(uncovered=[1], rewrites={1: "reserve a restaurant table"})
@@ -179,10 +195,14 @@ def test_llm_judge_sees_subtasks_and_cards_as_data():
 
 
 def test_llm_judge_failure_falls_back_to_offline_coverage():
-    for llm in (ScriptedLLM([TimeoutError("slow")]), ScriptedLLM(["no idea", "still no idea"]),
-                ScriptedLLM(['{"uncovered": [2]}'], delay_s=0.5)):
-        coverage, step = LLMCoverageJudge(llm).judge(PLAN, [tool("forecast", 0.6, WEATHER)], DOCS, timeout=0.1,
-                                                     threshold=0.35)
+    for llm in (
+        ScriptedLLM([TimeoutError("slow")]),
+        ScriptedLLM(["no idea", "still no idea"]),
+        ScriptedLLM(['{"uncovered": [2]}'], delay_s=0.5),
+    ):
+        coverage, step = LLMCoverageJudge(llm).judge(
+            PLAN, [tool("forecast", 0.6, WEATHER)], DOCS, timeout=0.1, threshold=0.35
+        )
         assert coverage == Coverage(uncovered=[1])
         assert step.path == "fallback" and "offline coverage (threshold 0.35)" in step.note
 
@@ -191,19 +211,22 @@ def test_reflect_uses_the_judges_rewrite_and_reports_its_path():
     answers = [json.dumps({"uncovered": [2], "rewrites": {"2": "restaurant reservation"}}), '{"uncovered": []}']
     judge = functools.partial(LLMCoverageJudge(ScriptedLLM(answers)).judge, docs=DOCS, timeout=1.0)
     search = Search({"restaurant reservation": [tool("reserve_table", 0.3)]})
-    out, steps = reflect(PLAN, [tool("forecast", 0.6, WEATHER)], search_fn=search, judge=judge, max_rounds=3, k=3,
-                         threshold=0.35)
+    out, steps = reflect(
+        PLAN, [tool("forecast", 0.6, WEATHER)], search_fn=search, judge=judge, max_rounds=3, k=3, threshold=0.35
+    )
     assert ids(out) == ["forecast", "reserve_table"] and search.queries == [("restaurant reservation", 4)]
-    assert [(s.path, s.note) for s in steps] == [("llm", "round 1: 1 uncovered, added 1 (reserve_table)"),
-                                                 ("llm", "round 2: 0 uncovered, added 0")]
+    assert [(s.path, s.note) for s in steps] == [
+        ("llm", "round 1: 1 uncovered, added 1 (reserve_table)"),
+        ("llm", "round 2: 0 uncovered, added 0"),
+    ]
 
 
 def test_reflect_with_a_failing_judge_runs_offline_and_says_so_each_round():
     judge = functools.partial(LLMCoverageJudge(ScriptedLLM([])).judge, docs=DOCS, timeout=1.0)
     search = Search({"book table two 8pm": [tool("reserve_table", 0.5)]})
-    out, steps = reflect(PLAN, [tool("forecast", 0.6, WEATHER)], search_fn=search, judge=judge, max_rounds=3, k=3,
-                         threshold=0.35)
+    out, steps = reflect(
+        PLAN, [tool("forecast", 0.6, WEATHER)], search_fn=search, judge=judge, max_rounds=3, k=3, threshold=0.35
+    )
     assert ids(out) == ["forecast", "reserve_table"]
     assert [s.path for s in steps] == ["fallback", "fallback"]
     assert steps[0].note.startswith("round 1: 1 uncovered, added 1 (reserve_table); LLMError")
-

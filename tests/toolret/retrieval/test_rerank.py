@@ -17,21 +17,32 @@ from toolret.retrieval.rerank import CrossEncoderReranker, LLMReranker, Reranker
 QUERY = "Will it rain in Lyon tomorrow?"
 
 DOCS = {
-    "send_email": ToolDoc(name="send_email", description="Send an e-mail message.",
-                          parameters=[ToolParam(name="to", type="string", required=True)]),
+    "send_email": ToolDoc(
+        name="send_email",
+        description="Send an e-mail message.",
+        parameters=[ToolParam(name="to", type="string", required=True)],
+    ),
     "current_weather": ToolDoc(name="current_weather", description="Weather conditions right now in a city."),
-    "get_forecast": ToolDoc(name="get_forecast", description="Weather forecast for a city and a date.",
-                            parameters=[ToolParam(name="city", type="string", required=True),
-                                        ToolParam(name="date", type="string", required=True)],
-                            response="temperature and chance of rain", examples=["will it rain tomorrow?"]),
+    "get_forecast": ToolDoc(
+        name="get_forecast",
+        description="Weather forecast for a city and a date.",
+        parameters=[
+            ToolParam(name="city", type="string", required=True),
+            ToolParam(name="date", type="string", required=True),
+        ],
+        response="temperature and chance of rain",
+        examples=["will it rain tomorrow?"],
+    ),
     "convert_currency": ToolDoc(name="convert_currency", description="Convert money between currencies."),
 }
 
 
 def ranked(*ids: str) -> list[ScoredTool]:
     """Tools in the given order with descending MFTR-like scores."""
-    return [ScoredTool(id=i, name=i, score=round(0.8 - 0.1 * n, 6), field_scores={"description": 0.5})
-            for n, i in enumerate(ids)]
+    return [
+        ScoredTool(id=i, name=i, score=round(0.8 - 0.1 * n, 6), field_scores={"description": 0.5})
+        for n, i in enumerate(ids)
+    ]
 
 
 TOOLS = ranked("send_email", "current_weather", "get_forecast", "convert_currency")
@@ -93,7 +104,10 @@ def test_a_local_directory_is_loaded_with_local_files_only(tmp_path, monkeypatch
     monkeypatch.setitem(sys.modules, "sentence_transformers", types.SimpleNamespace(CrossEncoder=SpyCrossEncoder))
     CrossEncoderReranker(str(tmp_path)).load()
     CrossEncoderReranker("org/some-hub-model").load()
-    assert seen == [(str(tmp_path), {"device": "cpu", "local_files_only": True}), ("org/some-hub-model", {"device": "cpu"})]
+    assert seen == [
+        (str(tmp_path), {"device": "cpu", "local_files_only": True}),
+        ("org/some-hub-model", {"device": "cpu"}),
+    ]
 
 
 class FixedLogits:
@@ -155,8 +169,9 @@ def test_cross_encoder_by_name_needs_sentence_transformers(monkeypatch):
 
     monkeypatch.delitem(sys.modules, "sentence_transformers", raising=False)
     real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec",
-                        lambda name, *a: None if name == "sentence_transformers" else real(name, *a))
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "sentence_transformers" else real(name, *a)
+    )
     with pytest.raises(MissingDependencyError, match="pip install sentence-transformers"):
         CrossEncoderReranker("cross-encoder/ms-marco-MiniLM-L-6-v2")
 
@@ -223,7 +238,10 @@ def test_an_answer_naming_no_given_tool_falls_back():
 
 
 def test_a_unique_tool_name_is_accepted_for_its_id():
-    tools = [ScoredTool(id="svc/1", name="send_email", score=0.9), ScoredTool(id="svc/2", name="get_forecast", score=0.8)]
+    tools = [
+        ScoredTool(id="svc/1", name="send_email", score=0.9),
+        ScoredTool(id="svc/2", name="get_forecast", score=0.8),
+    ]
     llm = ScriptedLLM([listwise(["get_forecast", "send_email"])])
     out, step = LLMReranker(llm).rerank(QUERY, tools, {}, timeout=1.0)
     assert ids(out) == ["svc/2", "svc/1"] and "unknown" not in step.note
@@ -246,8 +264,15 @@ def test_drop_irrelevant_never_goes_below_min_keep():
 
 
 def test_drop_irrelevant_removes_only_the_marked_tools():
-    llm = ScriptedLLM([listwise(["get_forecast", "current_weather", "send_email", "convert_currency"],
-                                ["send_email", "convert_currency"])] * 2)
+    llm = ScriptedLLM(
+        [
+            listwise(
+                ["get_forecast", "current_weather", "send_email", "convert_currency"],
+                ["send_email", "convert_currency"],
+            )
+        ]
+        * 2
+    )
     out, step = LLMReranker(llm).rerank(QUERY, TOOLS, DOCS, timeout=1.0)
     assert ids(out) == ["get_forecast", "current_weather"] and "2 dropped as irrelevant" in step.note
     out, _ = LLMReranker(llm, drop_irrelevant=False).rerank(QUERY, TOOLS, DOCS, timeout=1.0)
@@ -300,4 +325,3 @@ def test_nothing_to_rerank_is_skipped_without_a_call():
     assert out == TOOLS[:1] and step.path == "skipped" and llm.calls == []
     out, step = CrossEncoderReranker(FixedLogits({})).rerank(QUERY, [], DOCS, timeout=1.0)
     assert out == [] and step.path == "skipped"
-

@@ -28,15 +28,23 @@ def _signals(n: int, **fields):
 
 def test_score_is_weighted_sum_of_hybrid_field_scores():
     cfg = RetrievalConfig.preset("fast").model_copy(
-        update={"lexical_weight": 0.5, "lexical_normalization": "max", "penalty": PenaltyConfig(enabled=False),
-                "normalization": "bound", "field_weights": FieldWeights(description=0.35, parameters=0.25)}
+        update={
+            "lexical_weight": 0.5,
+            "lexical_normalization": "max",
+            "penalty": PenaltyConfig(enabled=False),
+            "normalization": "bound",
+            "field_weights": FieldWeights(description=0.35, parameters=0.25),
+        }
     )
     docs = [ToolDoc(name="a", description="x"), ToolDoc(name="b", description="y")]
     sig = _signals(
         2,
-        lex_description=[2.0, 1.0], dense_description=[0.8, 0.4],
-        lex_parameters=[0.0, 0.0], dense_parameters=[0.2, 0.6],
-        has_response=[False, False], has_examples=[False, False],
+        lex_description=[2.0, 1.0],
+        dense_description=[0.8, 0.4],
+        lex_parameters=[0.0, 0.0],
+        dense_parameters=[0.2, 0.6],
+        has_response=[False, False],
+        has_examples=[False, False],
     )
     ranked = score_candidates(sig, docs, cfg, args=[], query_words=set(), name_matches=set())
     # a: desc 0.5*1 + 0.5*0.8 = 0.9, params 0.5*0 + 0.5*0.2 = 0.1 -> (0.35*0.9 + 0.25*0.1) / 0.6
@@ -51,11 +59,16 @@ def test_score_is_weighted_sum_of_hybrid_field_scores():
 
 def test_bound_normalization_divides_by_the_achievable_lexical_score():
     cfg = RetrievalConfig.preset("fast").model_copy(
-        update={"lexical_weight": 1.0, "penalty": PenaltyConfig(enabled=False), "normalization": "bound"})
+        update={"lexical_weight": 1.0, "penalty": PenaltyConfig(enabled=False), "normalization": "bound"}
+    )
     docs = [ToolDoc(name="a", description="x"), ToolDoc(name="b", description="y")]
     sig = _signals(
-        2, lex_description=[2.0, 1.0], bound_description=4.0,
-        has_parameters=[False, False], has_response=[False, False], has_examples=[False, False],
+        2,
+        lex_description=[2.0, 1.0],
+        bound_description=4.0,
+        has_parameters=[False, False],
+        has_response=[False, False],
+        has_examples=[False, False],
     )
     ranked = score_candidates(sig, docs, cfg, args=[], query_words=set(), name_matches=set())
     assert [round(c.score, 6) for c in ranked] == [0.5, 0.25]  # not 1.0 / 0.5 as max-scaling would give
@@ -63,12 +76,16 @@ def test_bound_normalization_divides_by_the_achievable_lexical_score():
 
 def test_missing_fields_do_not_drag_a_tool_down():
     cfg = RetrievalConfig.preset("fast").model_copy(
-        update={"penalty": PenaltyConfig(enabled=False), "normalization": "bound"})
+        update={"penalty": PenaltyConfig(enabled=False), "normalization": "bound"}
+    )
     docs = [ToolDoc(name="sparse", description="x"), ToolDoc(name="rich", description="y")]
     sig = _signals(
         2,
-        dense_description=[0.7, 0.7], has_parameters=[False, True], dense_parameters=[0.0, 0.0],
-        has_response=[False, False], has_examples=[False, False],
+        dense_description=[0.7, 0.7],
+        has_parameters=[False, True],
+        dense_parameters=[0.0, 0.0],
+        has_response=[False, False],
+        has_examples=[False, False],
     )
     ranked = score_candidates(sig, docs, cfg, args=[], query_words=set(), name_matches=set())
     assert ranked[0].index == 0 and ranked[0].score > ranked[1].score
@@ -98,12 +115,22 @@ def test_required_parameter_the_query_cannot_fill_is_penalized():
 def test_tool_with_unfillable_required_param_ranks_below_an_otherwise_equal_tool(embedder):
     description = "Look up the record for a customer."
     kb = ToolKnowledgeBase(embedder=embedder)
-    kb.add([
-        ToolDoc(id="by_id", name="lookup_record", description=description,
-                parameters=[ToolParam(name="record_id", type="integer", required=True, description="Record number")]),
-        ToolDoc(id="by_email", name="lookup_record", description=description,
-                parameters=[ToolParam(name="email", type="string", required=True, description="Record number")]),
-    ])
+    kb.add(
+        [
+            ToolDoc(
+                id="by_id",
+                name="lookup_record",
+                description=description,
+                parameters=[ToolParam(name="record_id", type="integer", required=True, description="Record number")],
+            ),
+            ToolDoc(
+                id="by_email",
+                name="lookup_record",
+                description=description,
+                parameters=[ToolParam(name="email", type="string", required=True, description="Record number")],
+            ),
+        ]
+    )
     result = kb.search("look up the customer record 4412", k=2)
     assert result.ids == ["by_id", "by_email"]
     assert result.tools[1].penalty > result.tools[0].penalty
@@ -113,24 +140,53 @@ def test_tool_with_unfillable_required_param_ranks_below_an_otherwise_equal_tool
 
 def _six(lex, dense, bound=30.0):
     n = len(lex)
-    return _signals(n, lex_description=lex, dense_description=dense, bound_description=bound,
-                    has_parameters=[False] * n, has_response=[False] * n, has_examples=[False] * n)
+    return _signals(
+        n,
+        lex_description=lex,
+        dense_description=dense,
+        bound_description=bound,
+        has_parameters=[False] * n,
+        has_response=[False] * n,
+        has_examples=[False] * n,
+    )
 
 
 #: A pool of 20 candidates: tool 0 is the only one matching the query's words (BM25 8 where the
 #: rest get 0.2-0.7) with an ordinary cosine; tool 1 has the best cosine, by a little, and no word.
 POOL_LEX = [8.0, 0.0, 0.5, 0.4, 0.6, 0.5, 0.3, 0.7, 0.2, 0.5, 0.6, 0.4, 0.3, 0.5, 0.6, 0.2, 0.4, 0.5, 0.3, 0.6]
-POOL_DENSE = [0.36, 0.47, 0.15, 0.168, 0.185, 0.203, 0.221, 0.238, 0.256, 0.274, 0.291, 0.309, 0.326, 0.344,
-              0.362, 0.379, 0.397, 0.415, 0.432, 0.45]
+POOL_DENSE = [
+    0.36,
+    0.47,
+    0.15,
+    0.168,
+    0.185,
+    0.203,
+    0.221,
+    0.238,
+    0.256,
+    0.274,
+    0.291,
+    0.309,
+    0.326,
+    0.344,
+    0.362,
+    0.379,
+    0.397,
+    0.415,
+    0.432,
+    0.45,
+]
 
 
 def test_pool_normalisation_ranks_a_strong_lexical_match_above_a_weak_dense_one():
     docs = [ToolDoc(name=f"t{i}", description="x") for i in range(20)]
     sig = _six(POOL_LEX, POOL_DENSE, bound=60.0)
     no_pen = {"penalty": PenaltyConfig(enabled=False), "evidence_slope": 0.0, "lexical_weight": 0.35}
+
     def top(normalization):
         cfg = RetrievalConfig.preset("fast").model_copy(update={**no_pen, "normalization": normalization})
         return score_candidates(sig, docs, cfg, args=[], query_words=set(), name_matches=set())[0].index
+
     # On the absolute scale a long query's achievable BM25 (60) makes 8 look small: the dense tool wins.
     assert top("bound") == 1
     # Over the candidate pool, BM25 8 is an outlier and a 0.47 cosine only the top of an even spread.
@@ -144,8 +200,9 @@ def test_pool_normalisation_does_not_depend_on_the_scale_of_a_signal():
     cfg = RetrievalConfig.preset("fast").model_copy(update={"penalty": PenaltyConfig(enabled=False)})
     lex, dense = [3.0, 0.0, 1.5, 0.4, 0.6, 2.5], [0.30, 0.45, 0.33, 0.31, 0.29, 0.32]
     a = score_candidates(_six(lex, dense), docs, cfg, args=[], query_words=set(), name_matches=set())
-    b = score_candidates(_six([10 * x for x in lex], dense, bound=300.0), docs, cfg, args=[], query_words=set(),
-                         name_matches=set())
+    b = score_candidates(
+        _six([10 * x for x in lex], dense, bound=300.0), docs, cfg, args=[], query_words=set(), name_matches=set()
+    )
     assert [c.index for c in a] == [c.index for c in b]
     assert [c.score for c in a] == pytest.approx([c.score for c in b])
     assert a[0].field_scores["description"] == pytest.approx(a[0].score)  # one field: S = S_description
@@ -155,10 +212,20 @@ def test_lexical_share_follows_query_evidence():
     docs = [ToolDoc(name=f"t{i}", description="x") for i in range(20)]
     cfg = RetrievalConfig.preset("fast").model_copy(update={"penalty": PenaltyConfig(enabled=False)})
     lex, dense = POOL_LEX, POOL_DENSE
+
     def ranked(evidence):
-        return [c.index for c in score_candidates(
-            FieldSignals(**{**_six(lex, dense).__dict__, "evidence": evidence}), docs, cfg,
-            args=[], query_words=set(), name_matches=set())]
+        return [
+            c.index
+            for c in score_candidates(
+                FieldSignals(**{**_six(lex, dense).__dict__, "evidence": evidence}),
+                docs,
+                cfg,
+                args=[],
+                query_words=set(),
+                name_matches=set(),
+            )
+        ]
+
     # The same pool: a paraphrase (words the registry lacks) trusts the embedding, an identifier-heavy
     # query the exact match.
     assert ranked(-3.0)[0] == 1

@@ -21,8 +21,10 @@ def _tool(tool_id: str, score: float, subtask: str | None = None) -> ScoredTool:
 
 def test_each_subtask_keeps_its_own_best_tools():
     ranked = [
-        _tool("weather", 0.70, "weather tomorrow"), _tool("news", 0.40, "news about delays"),
-        _tool("forecast", 0.66, "weather tomorrow"), _tool("rss", 0.20, "news about delays"),
+        _tool("weather", 0.70, "weather tomorrow"),
+        _tool("news", 0.40, "news about delays"),
+        _tool("forecast", 0.66, "weather tomorrow"),
+        _tool("rss", 0.20, "news about delays"),
         _tool("calendar", 0.30, "weather tomorrow"),
     ]
     chosen = [t.id for t in select_auto(ranked, margin=0.08, max_k=5)]
@@ -31,8 +33,10 @@ def test_each_subtask_keeps_its_own_best_tools():
 
 def test_a_subtask_far_below_the_best_tool_is_left_out():
     ranked = [
-        _tool("house_renting", 0.72), _tool("travel", 0.69, "moving to Japan"),
-        _tool("chat", 0.41, "can you help me out?"), _tool("faq", 0.39, "can you help me out?"),
+        _tool("house_renting", 0.72),
+        _tool("travel", 0.69, "moving to Japan"),
+        _tool("chat", 0.41, "can you help me out?"),
+        _tool("faq", 0.39, "can you help me out?"),
     ]
     gated = [t.id for t in select_auto(ranked, margin=0.08, max_k=5, subtask_margin=0.16)]
     assert gated == ["house_renting", "travel"]
@@ -49,13 +53,15 @@ def test_auto_k_search_returns_a_small_precise_set(embedder):
     from toolret import ToolDoc, ToolKnowledgeBase
 
     kb = ToolKnowledgeBase(embedder=embedder)
-    kb.add([
-        ToolDoc(name="get_weather", description="Current weather and forecast for a city."),
-        ToolDoc(name="convert_currency", description="Convert money between currencies."),
-        ToolDoc(name="translate_text", description="Translate text into another language."),
-        ToolDoc(name="send_email", description="Send an e-mail message."),
-        ToolDoc(name="play_music", description="Play a song or a playlist."),
-    ])
+    kb.add(
+        [
+            ToolDoc(name="get_weather", description="Current weather and forecast for a city."),
+            ToolDoc(name="convert_currency", description="Convert money between currencies."),
+            ToolDoc(name="translate_text", description="Translate text into another language."),
+            ToolDoc(name="send_email", description="Send an e-mail message."),
+            ToolDoc(name="play_music", description="Play a song or a playlist."),
+        ]
+    )
     result = kb.search("what's the weather forecast for Paris?", k="auto")
     assert result.ids[0] == "get_weather"
     top5 = kb.search("what's the weather forecast for Paris?", k=5).tools

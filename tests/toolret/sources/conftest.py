@@ -18,8 +18,9 @@ SERVER = Path(__file__).parents[1] / "fixtures" / "mcp_tools_server.py"
 def http_server(free_port):
     """The calc flavour served over streamable HTTP on 127.0.0.1, stopped by its pid."""
     port = free_port()
-    proc = subprocess.Popen([sys.executable, str(SERVER), "calc", "--http", str(port)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, str(SERVER), "calc", "--http", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     url = f"http://127.0.0.1:{port}/mcp"
     deadline = time.monotonic() + 60
     while True:

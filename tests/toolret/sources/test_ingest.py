@@ -44,38 +44,67 @@ def _first_record(dataset: str) -> dict[str, Any]:
 
 # ------------------------------------------------------------------ OpenAI-style dicts
 def test_openai_tool_dict_becomes_tooldoc_with_params_and_schema() -> None:
-    doc = from_openai({"type": "function", "function": {
-        "name": "get_weather", "description": "Current weather.", "parameters": WEATHER_PARAMS}})
+    doc = from_openai(
+        {
+            "type": "function",
+            "function": {"name": "get_weather", "description": "Current weather.", "parameters": WEATHER_PARAMS},
+        }
+    )
     assert (doc.id, doc.name, doc.description) == ("get_weather", "get_weather", "Current weather.")
     location, unit = doc.parameters
     assert (location.name, location.type, location.required, location.description) == (
-        "location", "string", True, "City name")
+        "location",
+        "string",
+        True,
+        "City name",
+    )
     assert (unit.required, unit.enum, unit.default) == (False, ["celsius", "fahrenheit"], "celsius")
     assert doc.input_schema == WEATHER_PARAMS
     assert doc.response == "" and doc.examples == []
 
 
 def test_bare_function_dict_reads_response_and_examples() -> None:
-    doc = from_openai({"name": "get_weather", "description": "Current weather.", "parameters": WEATHER_PARAMS,
-                       "returns": {"type": "object"}, "examples": ["get_weather('Paris')"]})
+    doc = from_openai(
+        {
+            "name": "get_weather",
+            "description": "Current weather.",
+            "parameters": WEATHER_PARAMS,
+            "returns": {"type": "object"},
+            "examples": ["get_weather('Paris')"],
+        }
+    )
     assert doc.response == '{"type": "object"}'
     assert doc.examples == ["get_weather('Paris')"]
 
 
 def test_openai_extras_beside_function_are_read() -> None:
-    doc = from_openai({"type": "function", "response": "Temperature in C",
-                       "function": {"name": "get_weather", "parameters": WEATHER_PARAMS}})
+    doc = from_openai(
+        {
+            "type": "function",
+            "response": "Temperature in C",
+            "function": {"name": "get_weather", "parameters": WEATHER_PARAMS},
+        }
+    )
     assert doc.response == "Temperature in C"
 
 
 def test_bare_json_schema_spec_takes_name_from_title() -> None:
-    doc = from_openai({"title": "search_flights", "description": "Find flights.", "type": "object",
-                       "properties": {"origin": {"type": "string"}, "date": {"type": "string"}},
-                       "required": ["origin"]})
+    doc = from_openai(
+        {
+            "title": "search_flights",
+            "description": "Find flights.",
+            "type": "object",
+            "properties": {"origin": {"type": "string"}, "date": {"type": "string"}},
+            "required": ["origin"],
+        }
+    )
     assert doc.name == "search_flights" and doc.description == "Find flights."
     assert [(p.name, p.required) for p in doc.parameters] == [("origin", True), ("date", False)]
-    assert doc.input_schema == {"type": "object", "required": ["origin"],
-                                "properties": {"origin": {"type": "string"}, "date": {"type": "string"}}}
+    assert doc.input_schema == {
+        "type": "object",
+        "required": ["origin"],
+        "properties": {"origin": {"type": "string"}, "date": {"type": "string"}},
+    }
 
 
 def test_schema_type_variants_map_to_type_names() -> None:
@@ -90,8 +119,14 @@ def test_schema_type_variants_map_to_type_names() -> None:
     }
     doc = from_openai({"name": "t", "parameters": {"type": "object", "properties": props}})
     assert {p.name: p.type for p in doc.parameters} == {
-        "a": "string|null", "b": "integer|null", "c": "string|array", "d": "any", "e": "any", "f": "object",
-        "g": "any"}
+        "a": "string|null",
+        "b": "integer|null",
+        "c": "string|array",
+        "d": "any",
+        "e": "any",
+        "f": "object",
+        "g": "any",
+    }
 
 
 def test_missing_optional_fields_stay_empty() -> None:
@@ -157,10 +192,14 @@ def test_callable_with_google_docstring() -> None:
     assert doc.response == "A forecast per day."
     assert doc.metadata["module"] == __name__
     assert doc.input_schema == {
-        "type": "object", "required": ["location"],
-        "properties": {"location": {"type": "string", "description": "City name."},
-                       "days": {"type": "integer", "description": "How many days ahead.", "default": 3},
-                       "detailed": {"type": ["boolean", "null"], "default": None}}}
+        "type": "object",
+        "required": ["location"],
+        "properties": {
+            "location": {"type": "string", "description": "City name."},
+            "days": {"type": "integer", "description": "How many days ahead.", "default": 3},
+            "detailed": {"type": ["boolean", "null"], "default": None},
+        },
+    }
 
 
 def test_callable_with_numpy_docstring_and_literal_enum() -> None:
@@ -174,7 +213,10 @@ def test_callable_with_numpy_docstring_and_literal_enum() -> None:
 def test_callable_with_rest_docstring_uses_docstring_types_and_skips_varargs() -> None:
     doc = from_callable(_rest)
     assert [(p.name, p.type, p.required) for p in doc.parameters] == [
-        ("path", "string", True), ("width", "integer", True), ("height", "any", False)]
+        ("path", "string", True),
+        ("width", "integer", True),
+        ("height", "any", False),
+    ]
     assert doc.parameters[0].description == "File to resize."
     assert doc.metadata["varargs"] == "sizes" and doc.metadata["varkw"] == "options"
     assert doc.response == "The new file path."
@@ -264,8 +306,18 @@ def test_restbench_tmdb_record_keeps_response_and_source() -> None:
 
 
 def test_record_without_parameters_has_none() -> None:
-    doc = from_record({"id": "t", "name": "timeport", "description": "Time travel.", "parameters": None,
-                       "response": None, "examples": [], "category": "games", "source": "x.json"})
+    doc = from_record(
+        {
+            "id": "t",
+            "name": "timeport",
+            "description": "Time travel.",
+            "parameters": None,
+            "response": None,
+            "examples": [],
+            "category": "games",
+            "source": "x.json",
+        }
+    )
     assert doc.parameters == [] and doc.input_schema is None
     assert doc.metadata == {"category": "games", "source": "x.json"}
 
@@ -273,8 +325,18 @@ def test_record_without_parameters_has_none() -> None:
 def test_load_jsonl_reads_mixed_formats_and_skips_blank_lines(tmp_path: Path) -> None:
     path = tmp_path / "tools.jsonl"
     lines = [
-        json.dumps({"id": "a#1", "name": "a", "description": "A.", "parameters": None, "response": None,
-                    "examples": [], "category": None, "source": "s"}),
+        json.dumps(
+            {
+                "id": "a#1",
+                "name": "a",
+                "description": "A.",
+                "parameters": None,
+                "response": None,
+                "examples": [],
+                "category": None,
+                "source": "s",
+            }
+        ),
         "",
         json.dumps({"type": "function", "function": {"name": "b", "parameters": WEATHER_PARAMS}}),
         json.dumps({"name": "c", "description": "C."}),
@@ -362,8 +424,11 @@ def _props(**props: Any) -> dict[str, Any]:
         ({"name": "f", "examples": ["ok", 2]}, "f", "examples[1]"),
         ({"name": "f", "response": 5}, "f", "response"),
         ({"type": "function", "function": "f"}, "<unnamed>", "function"),
-        ({"type": "function", "function": {"name": "g", "parameters": {"properties": {"x": 1}}}},
-         "g", "function.parameters.properties.x"),
+        (
+            {"type": "function", "function": {"name": "g", "parameters": {"properties": {"x": 1}}}},
+            "g",
+            "function.parameters.properties.x",
+        ),
         ({"type": "function", "function": {"description": "no name"}}, "<unnamed>", "function.name"),
         ({"type": "web_search"}, "<unnamed>", "type"),
         ({"title": "s", "type": "object", "properties": {"q": None}}, "s", "properties.q"),
@@ -422,14 +487,29 @@ def test_parameters_that_are_not_an_object_schema_are_refused(kind: Any) -> None
 
 
 def test_object_parameters_with_or_without_type_are_accepted() -> None:
-    assert [p.name for p in from_openai({"name": "f", "parameters": {"type": ["object", "null"],
-                                                                      "properties": {"a": {"type": "string"}}}}).parameters] == ["a"]
+    assert [
+        p.name
+        for p in from_openai(
+            {"name": "f", "parameters": {"type": ["object", "null"], "properties": {"a": {"type": "string"}}}}
+        ).parameters
+    ] == ["a"]
     assert from_openai({"name": "f", "parameters": {"properties": {}}}).parameters == []
 
 
-def test_an_unknown_property_type_warns_naming_tool_and_field_and_keeps_the_tool(caplog: pytest.LogCaptureFixture) -> None:
-    spec = {"name": "get_weather", "parameters": {"type": "object", "properties": {
-        "city": {"type": "strin"}, "days": {"anyOf": [{"type": "integr"}, {"type": "null"}]}, "unit": {"type": "string"}}}}
+def test_an_unknown_property_type_warns_naming_tool_and_field_and_keeps_the_tool(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    spec = {
+        "name": "get_weather",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "city": {"type": "strin"},
+                "days": {"anyOf": [{"type": "integr"}, {"type": "null"}]},
+                "unit": {"type": "string"},
+            },
+        },
+    }
     with caplog.at_level("WARNING", logger="toolret"):
         doc = from_openai(spec)
     assert [p.type for p in doc.parameters] == ["strin", "integr|null", "string"]

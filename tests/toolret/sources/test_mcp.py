@@ -34,9 +34,14 @@ def stdio_spec(name: str, flavour: str = "calc", mode: str = "auto") -> MCPServe
 # ------------------------------------------------------------------ static
 def test_sdk_tool_becomes_a_namespaced_tooldoc():
     tool = mcp_types.Tool(
-        name="get_forecast", title="Forecast", description="Weather forecast for a city.",
-        input_schema={"type": "object", "properties": {"city": {"type": "string", "description": "City name"},
-                                                        "days": {"type": "integer"}}, "required": ["city"]},
+        name="get_forecast",
+        title="Forecast",
+        description="Weather forecast for a city.",
+        input_schema={
+            "type": "object",
+            "properties": {"city": {"type": "string", "description": "City name"}, "days": {"type": "integer"}},
+            "required": ["city"],
+        },
         output_schema={"type": "object", "properties": {"temperature_max": {"type": "number"}}},
         annotations=mcp_types.ToolAnnotations(read_only_hint=True),
     )
@@ -50,8 +55,14 @@ def test_sdk_tool_becomes_a_namespaced_tooldoc():
 
 
 def test_tools_list_json_without_server_keeps_plain_names():
-    docs = from_tools_list({"tools": [{"name": "a", "inputSchema": {"type": "object"}},
-                                      {"name": "b", "title": "Bee", "inputSchema": {"type": "object"}}]})
+    docs = from_tools_list(
+        {
+            "tools": [
+                {"name": "a", "inputSchema": {"type": "object"}},
+                {"name": "b", "title": "Bee", "inputSchema": {"type": "object"}},
+            ]
+        }
+    )
     assert [d.id for d in docs] == ["a", "b"]
     assert docs[1].description == "Bee"  # title stands in for a missing description
 
@@ -68,12 +79,18 @@ def test_bad_mcp_tools_are_refused_with_the_field():
 
 
 def test_server_specs_from_a_client_configuration():
-    specs = MCPServerSpec.from_config({"mcpServers": {
-        "files": {"command": "npx", "args": ["-y", "server-filesystem", "."], "env": {"A": "1"}},
-        "remote": {"url": "http://127.0.0.1:9/mcp", "headers": {"Authorization": "Bearer x"}},
-    }})
+    specs = MCPServerSpec.from_config(
+        {
+            "mcpServers": {
+                "files": {"command": "npx", "args": ["-y", "server-filesystem", "."], "env": {"A": "1"}},
+                "remote": {"url": "http://127.0.0.1:9/mcp", "headers": {"Authorization": "Bearer x"}},
+            }
+        }
+    )
     assert [(s.name, s.command, s.url) for s in specs] == [
-        ("files", "npx", None), ("remote", None, "http://127.0.0.1:9/mcp")]
+        ("files", "npx", None),
+        ("remote", None, "http://127.0.0.1:9/mcp"),
+    ]
     with pytest.raises(ConfigError, match="exactly one of"):
         MCPServerSpec.from_config({"mcpServers": {"both": {"command": "x", "url": "http://y"}}})
 
@@ -138,6 +155,7 @@ async def test_hub_namespaces_servers_and_routes_calls(embedder):
 
 
 # ------------------------------------------------------------------ live, streamable HTTP
+
 
 @pytest.mark.slow
 async def test_streamable_http_server_is_indexed_and_watched(embedder, http_server):

@@ -20,12 +20,20 @@ SERVER = Path(__file__).parents[1] / "fixtures" / "mcp_tools_server.py"
 
 
 def test_short_description_and_schema_from_parameters():
-    doc = ToolDoc(name="f", description="Does one thing. Then explains\nat length.",
-                  parameters=[ToolParam(name="x", type="integer", required=True, description="An x."),
-                              ToolParam(name="y", type="string|null")])
+    doc = ToolDoc(
+        name="f",
+        description="Does one thing. Then explains\nat length.",
+        parameters=[
+            ToolParam(name="x", type="integer", required=True, description="An x."),
+            ToolParam(name="y", type="string|null"),
+        ],
+    )
     assert short_description(doc) == "Does one thing."
-    assert tool_schema(doc) == {"type": "object", "required": ["x"], "properties": {
-        "x": {"type": "integer", "description": "An x."}, "y": {"type": ["string", "null"]}}}
+    assert tool_schema(doc) == {
+        "type": "object",
+        "required": ["x"],
+        "properties": {"x": {"type": "integer", "description": "An x."}, "y": {"type": ["string", "null"]}},
+    }
 
 
 def test_serve_mcp_needs_something_to_serve(capsys):
@@ -42,12 +50,20 @@ def _texts(result) -> str:
 @pytest.mark.slow
 async def test_any_mcp_client_gets_search_and_call_over_two_servers(tmp_path):
     config = tmp_path / "mcp.json"
-    config.write_text(json.dumps({"mcpServers": {
-        "text": {"command": sys.executable, "args": [str(SERVER), "text"]}}}))
+    config.write_text(json.dumps({"mcpServers": {"text": {"command": sys.executable, "args": [str(SERVER), "text"]}}}))
     proxy = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "toolret.cli", "serve-mcp", "--config", str(config),
-              "--server", f"calc={sys.executable} {SERVER} calc", "--kb", str(tmp_path / "proxy.kb")],
+        args=[
+            "-m",
+            "toolret.cli",
+            "serve-mcp",
+            "--config",
+            str(config),
+            "--server",
+            f"calc={sys.executable} {SERVER} calc",
+            "--kb",
+            str(tmp_path / "proxy.kb"),
+        ],
         env={"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"},
     )
     async with Client(proxy, read_timeout_seconds=120) as client:
@@ -89,9 +105,16 @@ async def test_any_mcp_client_gets_search_and_call_over_two_servers(tmp_path):
 @pytest.mark.slow
 async def test_proxy_over_a_knowledge_base_searches_but_cannot_call_unowned_tools(embedder):
     kb = ToolKnowledgeBase(embedder=embedder)
-    kb.add([{"name": "get_weather", "description": "Current weather for a city.",
-             "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}},
-            {"name": "send_email", "description": "Send an e-mail to a recipient."}])
+    kb.add(
+        [
+            {
+                "name": "get_weather",
+                "description": "Current weather for a city.",
+                "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+            },
+            {"name": "send_email", "description": "Send an e-mail to a recipient."},
+        ]
+    )
     proxy = build_proxy(kb=kb)
     async with Client(proxy) as client:  # in process: the same server object, no subprocess
         found = await client.call_tool("search_tools", {"query": "is it raining in Paris", "k": 1})

@@ -65,23 +65,53 @@ def test_large_schemas_are_expanded_less_deeply_to_fit():
 
 
 def _spec(**paths: object) -> dict:
-    return {"openapi": "3.0.3", "info": {"title": "Tree API", "version": "1"}, "paths": paths,
-            "components": {
-                "schemas": {"Node": {"type": "object", "description": "A tree node.", "properties": {
-                    "label": {"type": "string"},
-                    "children": {"type": "array", "items": {"$ref": "#/components/schemas/Node"}}}}},
-                "parameters": {"Depth": {"name": "depth", "in": "query", "schema": {"type": "integer"},
-                                         "description": "How many\nlevels."}},
-            }}
+    return {
+        "openapi": "3.0.3",
+        "info": {"title": "Tree API", "version": "1"},
+        "paths": paths,
+        "components": {
+            "schemas": {
+                "Node": {
+                    "type": "object",
+                    "description": "A tree node.",
+                    "properties": {
+                        "label": {"type": "string"},
+                        "children": {"type": "array", "items": {"$ref": "#/components/schemas/Node"}},
+                    },
+                }
+            },
+            "parameters": {
+                "Depth": {
+                    "name": "depth",
+                    "in": "query",
+                    "schema": {"type": "integer"},
+                    "description": "How many\nlevels.",
+                }
+            },
+        },
+    }
 
 
 def test_recursive_schema_is_cut_not_expanded_forever():
-    spec = _spec(**{"/nodes": {"post": {
-        "operationId": "createNode",
-        "requestBody": {"required": True, "content": {"application/json": {
-            "schema": {"$ref": "#/components/schemas/Node"}}}},
-        "responses": {"201": {"description": "Created", "content": {"application/json": {
-            "schema": {"$ref": "#/components/schemas/Node"}}}}}}}})
+    spec = _spec(
+        **{
+            "/nodes": {
+                "post": {
+                    "operationId": "createNode",
+                    "requestBody": {
+                        "required": True,
+                        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Node"}}},
+                    },
+                    "responses": {
+                        "201": {
+                            "description": "Created",
+                            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Node"}}},
+                        }
+                    },
+                }
+            }
+        }
+    )
     [doc] = from_openapi(spec)
     children = doc.input_schema["properties"]["children"]
     assert children["items"]["x-ref-cut"] == "cycle"
@@ -90,14 +120,24 @@ def test_recursive_schema_is_cut_not_expanded_forever():
 
 
 def test_shared_and_referenced_parameters_header_and_name_fallback():
-    spec = _spec(**{"/nodes/{node_id}": {
-        "parameters": [{"name": "node_id", "in": "path", "schema": {"type": "string"}},
-                       {"name": "X-Trace", "in": "header", "schema": {"type": "string"}},
-                       {"name": "session", "in": "cookie", "schema": {"type": "string"}}],
-        "get": {"summary": "Get a node", "description": "Get a node", "tags": ["tree"],
-                "parameters": [{"$ref": "#/components/parameters/Depth"}],
-                "responses": {"200": {"description": "The node itself."}}},
-    }})
+    spec = _spec(
+        **{
+            "/nodes/{node_id}": {
+                "parameters": [
+                    {"name": "node_id", "in": "path", "schema": {"type": "string"}},
+                    {"name": "X-Trace", "in": "header", "schema": {"type": "string"}},
+                    {"name": "session", "in": "cookie", "schema": {"type": "string"}},
+                ],
+                "get": {
+                    "summary": "Get a node",
+                    "description": "Get a node",
+                    "tags": ["tree"],
+                    "parameters": [{"$ref": "#/components/parameters/Depth"}],
+                    "responses": {"200": {"description": "The node itself."}},
+                },
+            }
+        }
+    )
     [doc] = from_openapi(spec)
     assert doc.name == doc.id == "GET /nodes/{node_id}"
     assert doc.description == "Get a node"  # identical summary and description kept once
@@ -108,13 +148,29 @@ def test_shared_and_referenced_parameters_header_and_name_fallback():
 
 
 def test_body_property_clashing_with_a_query_parameter_is_kept_apart():
-    spec = _spec(**{"/search": {"post": {
-        "operationId": "search",
-        "parameters": [{"name": "q", "in": "query", "schema": {"type": "string"}}],
-        "requestBody": {"content": {"application/json": {"schema": {"allOf": [
-            {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]},
-            {"properties": {"limit": {"type": "integer"}}}]}}}},
-        "responses": {"200": {"description": "ok"}}}}})
+    spec = _spec(
+        **{
+            "/search": {
+                "post": {
+                    "operationId": "search",
+                    "parameters": [{"name": "q", "in": "query", "schema": {"type": "string"}}],
+                    "requestBody": {
+                        "content": {
+                            "application/json": {
+                                "schema": {
+                                    "allOf": [
+                                        {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]},
+                                        {"properties": {"limit": {"type": "integer"}}},
+                                    ]
+                                }
+                            }
+                        }
+                    },
+                    "responses": {"200": {"description": "ok"}},
+                }
+            }
+        }
+    )
     [doc] = from_openapi(spec)
     assert [p.name for p in doc.parameters] == ["q", "body.q", "limit"]
     assert [p.name for p in doc.parameters if p.required] == ["body.q"]
@@ -152,12 +208,39 @@ def test_openapi_tools_are_retrievable(embedder):
 
 def test_malformed_list_fields_are_skipped_and_integer_response_codes_read():
     """A spec field of the wrong shape is skipped (never iterated character by character)."""
-    spec = {"openapi": "3.0.0", "paths": {"/pets/{id}": {"get": {
-        "operationId": "getPet", "summary": "Get a pet", "tags": "pets",
-        "parameters": {"name": "id", "in": "path"},
-        "responses": {200: {"description": "The pet.", "content": {"application/json": {"schema": {"type": "object"}}}}},
-    }, "post": {"operationId": "addPet", "tags": 1, "requestBody": {"content": {"application/json": {"schema": {
-        "allOf": [{"properties": {"name": {"type": "string"}}, "required": "name"}], "required": 3}}}}}}}}
+    spec = {
+        "openapi": "3.0.0",
+        "paths": {
+            "/pets/{id}": {
+                "get": {
+                    "operationId": "getPet",
+                    "summary": "Get a pet",
+                    "tags": "pets",
+                    "parameters": {"name": "id", "in": "path"},
+                    "responses": {
+                        200: {
+                            "description": "The pet.",
+                            "content": {"application/json": {"schema": {"type": "object"}}},
+                        }
+                    },
+                },
+                "post": {
+                    "operationId": "addPet",
+                    "tags": 1,
+                    "requestBody": {
+                        "content": {
+                            "application/json": {
+                                "schema": {
+                                    "allOf": [{"properties": {"name": {"type": "string"}}, "required": "name"}],
+                                    "required": 3,
+                                }
+                            }
+                        }
+                    },
+                },
+            }
+        },
+    }
     docs = {d.name: d for d in from_openapi(spec)}
     assert docs["getPet"].metadata["tags"] == [] and docs["addPet"].metadata["tags"] == []
     assert "The pet." in docs["getPet"].response

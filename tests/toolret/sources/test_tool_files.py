@@ -11,17 +11,37 @@ from toolret import InvalidToolError
 from toolret.sources.tool_files import load_tool_file
 
 OPENAI_TOOLS = [
-    {"type": "function", "function": {"name": "get_weather", "description": "Current weather forecast for a city.",
-                                      "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}},
-    {"type": "function", "function": {"name": "refund_payment", "description": "Refund a card payment to a customer.",
-                                      "parameters": {"type": "object", "properties": {"payment_id": {"type": "string"}}}}},
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "description": "Current weather forecast for a city.",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "refund_payment",
+            "description": "Refund a card payment to a customer.",
+            "parameters": {"type": "object", "properties": {"payment_id": {"type": "string"}}},
+        },
+    },
 ]
-MCP_TOOLS = {"tools": [
-    {"name": "get_weather", "description": "Current weather forecast for a city.",
-     "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}}}},
-    {"name": "refund_payment", "description": "Refund a card payment to a customer.",
-     "inputSchema": {"type": "object", "properties": {"payment_id": {"type": "string"}}}},
-]}
+MCP_TOOLS = {
+    "tools": [
+        {
+            "name": "get_weather",
+            "description": "Current weather forecast for a city.",
+            "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}}},
+        },
+        {
+            "name": "refund_payment",
+            "description": "Refund a card payment to a customer.",
+            "inputSchema": {"type": "object", "properties": {"payment_id": {"type": "string"}}},
+        },
+    ]
+}
 OPENAPI_YAML = """\
 openapi: 3.0.0
 info: {title: Payments, version: "1"}
@@ -39,17 +59,30 @@ paths:
 """
 
 
-@pytest.mark.parametrize(("name", "text", "kind"), [
-    ("tools.json", json.dumps(OPENAI_TOOLS), "OpenAI tool list"),
-    ("tools_list.json", json.dumps(MCP_TOOLS), "MCP tools/list result"),
-    ("rpc.json", json.dumps({"jsonrpc": "2.0", "id": 1, "result": MCP_TOOLS}), "MCP tools/list result"),
-    ("api.yaml", OPENAPI_YAML, "OpenAPI 3 spec"),
-    ("api.txt", json.dumps({"openapi": "3.0.0", "info": {"title": "P", "version": "1"},
-                            "paths": {"/w": {"get": {"operationId": "get_weather", "summary": "Weather."}},
-                                      "/r": {"post": {"operationId": "refund_payment", "summary": "Refund."}}}}),
-     "OpenAPI 3 spec"),
-    ("tools.jsonl", "".join(json.dumps(t) + "\n" for t in OPENAI_TOOLS), "JSON lines"),
-])
+@pytest.mark.parametrize(
+    ("name", "text", "kind"),
+    [
+        ("tools.json", json.dumps(OPENAI_TOOLS), "OpenAI tool list"),
+        ("tools_list.json", json.dumps(MCP_TOOLS), "MCP tools/list result"),
+        ("rpc.json", json.dumps({"jsonrpc": "2.0", "id": 1, "result": MCP_TOOLS}), "MCP tools/list result"),
+        ("api.yaml", OPENAPI_YAML, "OpenAPI 3 spec"),
+        (
+            "api.txt",
+            json.dumps(
+                {
+                    "openapi": "3.0.0",
+                    "info": {"title": "P", "version": "1"},
+                    "paths": {
+                        "/w": {"get": {"operationId": "get_weather", "summary": "Weather."}},
+                        "/r": {"post": {"operationId": "refund_payment", "summary": "Refund."}},
+                    },
+                }
+            ),
+            "OpenAPI 3 spec",
+        ),
+        ("tools.jsonl", "".join(json.dumps(t) + "\n" for t in OPENAI_TOOLS), "JSON lines"),
+    ],
+)
 def test_tool_files_are_detected_by_content(tmp_path: Path, name: str, text: str, kind: str) -> None:
     path = tmp_path / name
     path.write_text(text, encoding="utf-8")
@@ -72,8 +105,10 @@ def test_a_one_line_jsonl_file_and_a_bad_item_are_reported_by_position(tmp_path:
     path = tmp_path / "one.jsonl"
     path.write_text(json.dumps({"name": "get_weather", "description": "Weather."}) + "\n", encoding="utf-8")
     assert load_tool_file(path)[1] == "JSON lines"
-    path.write_text(json.dumps([OPENAI_TOOLS[0], {"type": "function", "function": {"name": "g", "parameters": {
-        "type": "array"}}}]), encoding="utf-8")
+    path.write_text(
+        json.dumps([OPENAI_TOOLS[0], {"type": "function", "function": {"name": "g", "parameters": {"type": "array"}}}]),
+        encoding="utf-8",
+    )
     with pytest.raises(InvalidToolError, match=r"item \[1\]") as info:
         load_tool_file(path)
     assert (info.value.tool, info.value.field) == ("g", "function.parameters.type")
