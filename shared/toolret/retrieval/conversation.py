@@ -1,7 +1,7 @@
 """Earlier chat turns handed to a search, in whatever shape the caller's framework keeps them.
 
 A follow-up request ("now book a table there") only makes sense with the conversation before
-it. ``ToolKnowledgeBase.search(..., history=...)`` accepts the turns as toolret
+it. ``ToolKnowledgeBase.search(..., conversation=...)`` accepts the turns as toolret
 :class:`~toolret.llm.protocol.ChatMessage` objects, ``{"role": ..., "content": ...}`` mappings,
 ``(role, content)`` pairs, LangChain messages (``.type`` ``human``/``ai``/``system``) or
 LlamaIndex chat messages (``.role``), so adapters pass their conversation through unchanged.
