@@ -40,16 +40,16 @@ def test_a_plain_search_runs_every_stage_once_in_order(kb):
 
 
 def test_reflection_requeries_go_back_to_reflect_and_stay_bounded(kb):
-    config = kb.config.preset("balanced").model_copy(update={"reflect_rounds": 3, "coverage_threshold": 0.99})
+    # split_gate 1.0 keeps both sub-tasks of the plan; a coverage threshold of 1.0 (one pool standard
+    # deviation) leaves one of them uncovered round after round, so only reflect_rounds stops the loop.
+    config = kb.config.preset("balanced").with_(reflect_rounds=3, coverage_threshold=1.0, split_gate=1.0)
     state = kb.begin_search(MULTI, k=3, config=config)
     order = _stages_run(state)
-    assert order[:5] == ["plan", "retrieve", "fuse", "rerank", "reflect"]
-    # every re-query (a retrieve after reflect) is judged again, never fused and reranked again
-    tail = order[5:]
-    assert tail == ["retrieve", "reflect"] * (len(tail) // 2)
-    # one reflect per round, plus the last one that finds the rounds spent (or nothing uncovered)
-    assert 1 <= state.reflect_round <= 3
-    assert order.count("reflect") in (state.reflect_round, state.reflect_round + 1)
+    # every re-query (a retrieve after reflect) is judged again, never fused and reranked again;
+    # the fourth reflect finds the three rounds spent and ends the search
+    assert order == ["plan", "retrieve", "fuse", "rerank", "reflect"] + ["retrieve", "reflect"] * 3
+    assert state.reflect_round == 3
+    assert [s.note.split(":")[0] for s in state.trace if s.stage == "requery"] == ["round 1", "round 2", "round 3"]
 
 
 @pytest.mark.parametrize("preset", ["fast", "balanced"])
