@@ -5,10 +5,10 @@ Fahrenheit?" names no tool. Reading every short message together with the earlie
 the other way: after "turn on the kitchen lights", "play some jazz" would inherit the lights
 tool. So the latest user message is always the query (:func:`conversation_query`), and the
 earlier user messages are context (:func:`follow_up_query`) used only when the message is a
-follow-up: it refers back (:func:`refers_back`: "it", "that", "there", "again", "and in…",
-"what about…") or it does not retrieve well on its own (the selector checks its best score).
-Even then the message's own well-scored tools keep their places
-(:meth:`~langchain_toolret.index.ToolIndex.search_turn`).
+follow-up, by the engine's rule (:mod:`toolret.retrieval.follow_up`, whose :func:`refers_back`
+this module re-exports): it refers back ("it", "that", "there", "again", "and in…",
+"what about…") or it does not retrieve well on its own. Even then the message's own well-matched
+tools keep their places (:meth:`~langchain_toolret.index.ToolIndex.search_turn`).
 
 A *turn* is everything after one user message; its key is that message's id, which is how a
 selection is pinned for the whole tool loop.
@@ -29,33 +29,17 @@ Example:
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Sequence
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
-__all__ = ["conversation_query", "current_turn", "earlier_turns", "follow_up_query", "refers_back", "turn_key"]
+from toolret.retrieval.follow_up import refers_back
 
-#: Words that point back at an earlier turn (English; other languages rely on the score test).
-_BACK_WORDS = frozenset(
-    "it its it's that this those these them they there then again same also too instead "
-    "he she him her his their previous last above earlier".split()
-)
-#: Openings that continue the previous request: "and in Rome?", "what about Lyon?".
-_CONTINUATION = re.compile(r"^\s*(and|or|but|also|then|same|what about|how about|now)\b", re.IGNORECASE)
-_WORD = re.compile(r"[\w']+")
+__all__ = ["conversation_query", "current_turn", "earlier_turns", "follow_up_query", "refers_back", "turn_key"]
 
 
 def _human_indexes(messages: Sequence[BaseMessage]) -> list[int]:
     return [i for i, m in enumerate(messages) if isinstance(m, HumanMessage) and m.text.strip()]
-
-
-def refers_back(text: str) -> bool:
-    """True when ``text`` reads as a continuation of an earlier request (a pronoun, "again",
-    "there", or an opening such as "and…" / "what about…")."""
-    if _CONTINUATION.match(text):
-        return True
-    return any(word in _BACK_WORDS for word in _WORD.findall(text.lower()))
 
 
 def conversation_query(messages: Sequence[BaseMessage]) -> str | None:

@@ -38,23 +38,18 @@ from typing import Any
 from langchain_core.messages import BaseMessage
 from langchain_core.tools import BaseTool
 
-from langchain_toolret.conversation import conversation_query, earlier_turns, follow_up_query, refers_back
+from langchain_toolret.conversation import conversation_query, earlier_turns, follow_up_query
 from langchain_toolret.llm import as_toolret_llm
 from langchain_toolret.tool_docs import tolerant_docs
-from toolret import K, KnowledgeBaseError, RetrievalConfig, SearchResult, ToolKnowledgeBase, TraceStep
+from toolret import K, KnowledgeBaseError, RetrievalConfig, SearchResult, ToolKnowledgeBase
 from toolret.index.live_tools import LiveTools
 from toolret.index.persistence import registry_hash
+from toolret.retrieval.follow_up import needs_context, with_context
 from toolret.retrieval.pipeline import SearchState
 
-__all__ = ["FOLLOW_UP_MIN_SIMILARITY", "ToolIndex"]
+__all__ = ["ToolIndex"]
 
 logger = logging.getLogger("toolret")
-
-#: A message whose best tool's similarity (``ScoredTool.similarity``: the raw query-to-field
-#: cosine, comparable across queries, unlike the pool-relative score) is below this does not
-#: retrieve well on its own (a follow-up such as "and in Rome?"); its earlier turns are then
-#: searched too, and only its own tools at least this similar keep their places.
-FOLLOW_UP_MIN_SIMILARITY = 0.25
 
 
 class ToolIndex:
@@ -290,8 +285,8 @@ class ToolIndex:
         """The tools for the conversation's current user turn (None: no user message).
 
         The latest user message is searched on its own. Only when it is a follow-up — it
-        refers back (:func:`~langchain_toolret.conversation.refers_back`) or its best tool
-        matches under :data:`FOLLOW_UP_MIN_SIMILARITY` — is it searched again with the earlier user
+        refers back or no tool matches it well (the engine's rule,
+        :mod:`toolret.retrieval.follow_up`) — is it searched again with the earlier user
         messages as context, and the context's tools then fill the places its own
         well-scored tools leave (all places, when none scores well). The trace says which.
         """
@@ -312,30 +307,9 @@ class ToolIndex:
         """``own`` (the latest user message's result) with the earlier turns' tools filling the
         places its well-scored tools leave, when the message is a follow-up; else ``own``."""
         query, context = conversation_query(messages), follow_up_query(messages)
-        if not query or not context or not self._is_follow_up(query, own):
+        if not query or not context or not needs_context(query, own):
             return own
-        return self._with_context(own, context, k, self.search(context, k, conversation=earlier_turns(messages)))
-
-    @staticmethod
-    def _is_follow_up(query: str, own: SearchResult) -> bool:
-        best = max((t.similarity for t in own.tools), default=0.0)
-        return refers_back(query) or best < FOLLOW_UP_MIN_SIMILARITY
-
-    @staticmethod
-    def _with_context(own: SearchResult, context: str, k: K, extra: SearchResult) -> SearchResult:
-        start = time.perf_counter()
-        keep = [t for t in own.tools if t.similarity >= FOLLOW_UP_MIN_SIMILARITY]
-        merged = list(keep)
-        for scored in [*extra.tools, *own.tools]:
-            if all(t.id != scored.id for t in merged):
-                merged.append(scored)
-        size = len(own.tools) if k == "auto" else int(k)
-        note = (
-            f"follow-up: kept {len(keep)} tool(s) of the message's own, filled the rest from "
-            f"the earlier turns ({context!r})"
-        )
-        step = TraceStep(stage="follow_up", path="offline", ms=(time.perf_counter() - start) * 1000, note=note)
-        return own.model_copy(update={"tools": merged[:size], "trace": [*own.trace, *extra.trace, step]})
+        return with_context(own, self.search(context, k, conversation=earlier_turns(messages)), k, context)
 
     def select(self, query: str, k: K = 5) -> list[BaseTool]:
         """The live tools that best serve ``query``."""

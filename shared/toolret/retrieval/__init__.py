@@ -19,6 +19,7 @@ _EXPORTS = {
     "CrossEncoderReranker": "rerank",
     "DEFAULT_COVERAGE_THRESHOLD": "reflection",
     "FEATURE_NAMES": "scoring",
+    "FOLLOW_UP_MIN_SIMILARITY": "follow_up",
     "FieldQueries": "planning",
     "FieldSignals": "scoring",
     "HistorySnapshot": "memory",
@@ -60,6 +61,7 @@ _EXPORTS = {
     "informative_query": "query_text",
     "judge_coverage": "reflection",
     "named_tools": "ranking",
+    "needs_context": "follow_up",
     "next_stage": "driver",
     "normalize_field": "scoring",
     "offline_rewrite": "reflection",
@@ -75,6 +77,7 @@ _EXPORTS = {
     "rank_query": "ranking",
     "recall_at": "learn",
     "reciprocal_rank_fusion": "fusion",
+    "refers_back": "follow_up",
     "registry_df": "evidence",
     "score_candidates": "scoring",
     "select_auto": "selection",
@@ -87,6 +90,7 @@ _EXPORTS = {
     "subtask_budgets": "fusion",
     "top_n": "ranking",
     "validate_query": "pipeline",
+    "with_context": "follow_up",
 }
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
