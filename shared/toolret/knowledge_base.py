@@ -88,6 +88,7 @@ class ToolKnowledgeBase:
             )
             self._writer.snapshot = persistence.load_snapshot(self._writer, self.path)
             self._memory = ToolMemory(self._writer)
+            persistence.opened(self._writer)  # from here on ChromaDB is read (lazily), not the snapshot file
         except ToolRetError:
             raise
         except Exception as exc:  # ChromaDB reports damaged files with many exception types
@@ -281,11 +282,11 @@ class ToolKnowledgeBase:
         return report
 
     def save(self) -> None:
-        """Write the BM25 indexes and manifest beside the ChromaDB data, atomically (:mod:`toolret.index.persistence`)."""
+        """Write the BM25 indexes, snapshot file and manifest beside the ChromaDB data, atomically (:mod:`toolret.index.persistence`)."""
         if self.path is None:
             raise KnowledgeBaseError("this knowledge base lives in memory; create it with a path to save it")
         with self._writer.lock:
-            persistence.save(self.path, self._writer.snapshot, self.embedder.name, self.config.name)
+            persistence.save(self.path, self._writer, self.config.name)
 
     def close(self) -> None:
         """Free an in-memory knowledge base's collections (a persistent one keeps its data)."""

@@ -1,4 +1,4 @@
-"""Per-field lexical indexes (BM25 through bm25s).
+"""Per-field lexical indexes (BM25 through bm25s; saved ones are read back without it).
 
 One BM25 index per MFTR field, so a query word that matches a parameter name is scored
 against parameter text, not diluted in one concatenated blob.
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -40,6 +41,60 @@ def _per_term_max(retriever: object | None) -> np.ndarray:
     return out
 
 
+#: bm25s variants whose scores are the stored term-document matrix alone (no non-occurrence term).
+_PLAIN_METHODS = {"lucene", "robertson", "atire"}
+_ARRAYS = ("data", "indices", "indptr")
+
+
+class _SavedBM25:
+    """A saved bm25s index, read and scored without importing bm25s (which imports scipy).
+
+    A fresh process that opens a saved knowledge base to search once would otherwise spend
+    most of its start-up importing them. It reads the files bm25s wrote (the CSC matrix of
+    per-term, per-document scores, the vocabulary) and scores a query with bm25s's own
+    arithmetic (``get_scores``: known tokens only, ``np.add.at`` term by term, in order), so
+    the scores are the same numbers; it writes the same files back for :meth:`LexicalIndex.save`.
+    """
+
+    def __init__(self, folder: Path, params: dict[str, object]) -> None:
+        self.params = params
+        self.dtype = np.dtype(str(params.get("dtype", "float32")))
+        self.int_dtype = np.dtype(str(params.get("int_dtype", "int32")))
+        self.vocab_dict: dict[str, int] = json.loads((folder / "vocab.index.json").read_text(encoding="utf-8"))
+        self.scores: dict[str, Any] = {
+            name: np.load(folder / f"{name}.csc.index.npy", allow_pickle=False) for name in _ARRAYS
+        }
+        self.scores["num_docs"] = int(params["num_docs"])  # type: ignore[call-overload]
+
+    @classmethod
+    def load(cls, folder: Path) -> object:
+        """This reader when the saved index is a plain BM25 variant, else bm25s's own loader."""
+        params = json.loads((folder / "params.index.json").read_text())
+        if params.get("method") in _PLAIN_METHODS and "num_docs" in params:
+            return cls(folder, params)
+        import bm25s
+
+        return bm25s.BM25.load(str(folder), load_corpus=False)
+
+    def get_scores(self, tokens: list[str]) -> np.ndarray:
+        ids = np.asarray([self.vocab_dict[t] for t in tokens if t in self.vocab_dict], dtype=self.int_dtype)
+        data, indices, indptr = (self.scores[name] for name in _ARRAYS)
+        if int(ids.max(initial=0)) >= len(indptr) - 1:  # bm25s's "" token has no column: it raises too
+            raise ValueError("the query contains tokens that are not in the index")
+        out = np.zeros(self.scores["num_docs"], dtype=self.dtype)
+        for start, end in zip(indptr[ids], indptr[ids + 1]):
+            np.add.at(out, indices[start:end], data[start:end])
+        return out
+
+    def save(self, folder: str, show_progress: bool = False) -> None:
+        path = Path(folder)
+        path.mkdir(parents=True, exist_ok=True)
+        for name in _ARRAYS:
+            np.save(path / f"{name}.csc.index.npy", self.scores[name])
+        (path / "vocab.index.json").write_text(json.dumps(self.vocab_dict, ensure_ascii=False), encoding="utf-8")
+        (path / "params.index.json").write_text(json.dumps(self.params, indent=4))
+
+
 class LexicalIndex:
     """A bm25s index over one field of every tool, in knowledge-base order.
 
@@ -54,11 +109,11 @@ class LexicalIndex:
 
     @classmethod
     def build(cls, texts: list[str]) -> LexicalIndex:
-        import bm25s
-
         tokens = [analyze(t) for t in texts]
         if not any(tokens):
             return cls(None, len(texts))
+        import bm25s  # scipy with it: a knowledge base that is never filled never pays the import
+
         retriever = bm25s.BM25()
         retriever.index(tokens, show_progress=False)
         return cls(retriever, len(texts))
@@ -104,10 +159,8 @@ class LexicalIndex:
 
     @classmethod
     def load(cls, folder: Path) -> LexicalIndex:
-        import bm25s
-
+        """A saved index (:class:`_SavedBM25`: no bm25s import for the usual BM25 variants)."""
         meta = json.loads((folder / "meta.json").read_text())
         if meta["empty"]:
             return cls(None, int(meta["n_docs"]))
-        retriever = bm25s.BM25.load(str(folder), load_corpus=False)
-        return cls(retriever, int(meta["n_docs"]))
+        return cls(_SavedBM25.load(folder), int(meta["n_docs"]))

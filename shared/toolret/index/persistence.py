@@ -1,9 +1,12 @@
 """Opening, repairing and saving a knowledge base's files.
 
 ChromaDB persists documents and vectors as they are written; beside them a knowledge base saves
-derived data — the BM25 indexes — and a manifest (format, embedder, registry hash). Opening reads
+derived data — the BM25 indexes, the snapshot file (:mod:`toolret.index.snapshot_file`) — and a
+manifest (format, embedder, registry hash, dirty mark). Opening a local directory uses the
+snapshot file when it matches ChromaDB's files, without importing ChromaDB; otherwise it reads
 the store, re-embeds any tool whose stored fields are incomplete (an interrupted write), and
-reuses the saved lexical indexes only when the manifest's registry hash matches the documents.
+writes a fresh snapshot file when nothing wrote meanwhile. Saved lexical indexes are reused only
+when the manifest's registry hash matches the documents.
 """
 
 from __future__ import annotations
@@ -21,9 +24,12 @@ import numpy as np
 
 from toolret.documents.tool_doc import INDEX_FIELDS, ToolDoc
 from toolret.errors import KnowledgeBaseError
+from toolret.index import snapshot_file
 from toolret.index.embedding import TORCH_EMBEDDER_NAME, Embedder, resolve_embedder
 from toolret.index.lexical import LexicalIndex
+from toolret.index.local_store import LocalStore, damaged_message
 from toolret.index.snapshot import Snapshot, build_snapshot
+from toolret.index.snapshot_file import MANIFEST
 from toolret.index.store import FORMAT_VERSION, ChromaStore
 from toolret.index.writer import IndexWriter
 
@@ -33,6 +39,7 @@ __all__ = [
     "load_snapshot",
     "make_dir",
     "open_store",
+    "opened",
     "registry_hash",
     "save",
     "saved_folder",
@@ -40,7 +47,6 @@ __all__ = [
 
 logger = logging.getLogger("toolret")
 
-MANIFEST = "toolret.json"
 _LEXICAL_DIR = "lexical"
 
 
@@ -68,11 +74,29 @@ def make_dir(path: Path | None) -> None:
         raise KnowledgeBaseError(f"cannot create the knowledge base directory {str(path)!r}: {exc}") from exc
 
 
+def _embedder_for(stored_name: str | None, embedder: Any) -> Any:
+    """The embedder to open a stored knowledge base with: the one given, else the one it was built with."""
+    if embedder is not None or not stored_name:
+        return embedder
+    if stored_name.startswith("callable:"):
+        raise KnowledgeBaseError(
+            f"knowledge base was built with the custom embedder {stored_name!r}; pass it again as embedder="
+        )
+    if stored_name == TORCH_EMBEDDER_NAME:
+        logger.info(
+            "this knowledge base was built with the torch MiniLM (%s); it opens with it. Rebuild it "
+            "to search with the torch-free default, which starts faster",
+            stored_name,
+        )
+    return stored_name  # the model it was built with: packaged (ONNX or torch) or a name/path
+
+
 def open_store(path: Path | None, client: Any, collection: str, embedder: Any) -> tuple[ChromaStore, Embedder]:
     """The store, and the embedder to use with it (the one it was built with unless one is given).
 
     No path and no client: a :class:`~toolret.index.memory_store.MemoryStore` (the snapshot is
-    the only copy of the vectors); otherwise ChromaDB.
+    the only copy of the vectors). A local directory: a :class:`LocalStore`, which does not
+    open ChromaDB when the snapshot file is current and the embedder matches. A client: ChromaDB.
     """
     if path is None and client is None:
         from toolret.index.memory_store import MemoryStore
@@ -81,27 +105,28 @@ def open_store(path: Path | None, client: Any, collection: str, embedder: Any) -
         resolved = resolve_embedder(embedder)
         memory.open(resolved.name)
         return memory, resolved  # type: ignore[return-value]  # the same calls as ChromaStore
+    if client is None and path is not None:
+        saved = snapshot_file.read(path, collection, FORMAT_VERSION)
+        if saved is not None:
+            resolved = resolve_embedder(_embedder_for(saved.embedder, embedder))
+            if resolved.name == saved.embedder:  # another model: ChromaDB's check raises ModelMismatchError
+                return LocalStore(path, collection, resolved.name, saved=saved), resolved  # type: ignore[return-value]
     store = ChromaStore(path=str(path) if path else None, client=client, name=collection)
-    stored_name = store.existing_embedder()
-    if embedder is None and stored_name:
-        if stored_name.startswith("callable:"):
-            raise KnowledgeBaseError(
-                f"knowledge base was built with the custom embedder {stored_name!r}; pass it again as embedder="
-            )
-        if stored_name == TORCH_EMBEDDER_NAME:
-            logger.info(
-                "this knowledge base was built with the torch MiniLM (%s); it opens with it. Rebuild it "
-                "to search with the torch-free default, which starts faster",
-                stored_name,
-            )
-        embedder = stored_name  # the model it was built with: packaged (ONNX or torch) or a name/path
-    resolved = resolve_embedder(embedder)
+    resolved = resolve_embedder(_embedder_for(store.existing_embedder(), embedder))
     store.open(resolved.name)
+    if client is None and path is not None:
+        return LocalStore(path, collection, resolved.name, store=store), resolved  # type: ignore[return-value]
     return store, resolved
 
 
 def load_snapshot(writer: IndexWriter, path: Path | None) -> Snapshot:
-    """Every stored tool as a snapshot; incomplete tools re-embedded, saved BM25 indexes reused."""
+    """Every stored tool as a snapshot (from the snapshot file when the store was opened from it);
+    incomplete tools re-embedded, saved BM25 indexes reused."""
+    saved = writer.store.saved if isinstance(writer.store, LocalStore) else None
+    if saved is not None:
+        return build_snapshot(
+            saved.docs, saved.vectors, saved.dim, _load_lexical(path, saved.docs, saved.registry_hash)
+        )
     stored = writer.store.read_all()
     docs = [s.doc for s in stored]
     vectors = [s.vectors for s in stored]
@@ -116,7 +141,39 @@ def load_snapshot(writer: IndexWriter, path: Path | None) -> Snapshot:
     return build_snapshot(docs, vectors, dim, _load_lexical(path, docs))
 
 
-def _load_lexical(path: Path | None, docs: list[ToolDoc]) -> dict[str, LexicalIndex] | None:
+def opened(writer: IndexWriter) -> None:
+    """Opening is over. When ChromaDB was read because the snapshot file was missing, stale or
+    damaged, write a fresh one — unless a write happened meanwhile (the stamp moved) or the
+    manifest is dirty (a write not saved since, perhaps still going on in another process)."""
+    store = writer.store
+    if not isinstance(store, LocalStore):
+        return
+    store.end_preload()
+    if store.from_file or store.opened_stamp is None or not (store.path / MANIFEST).exists():
+        return
+    if snapshot_file.is_dirty(store.path) or store.opened_stamp != snapshot_file.store_stamp(store.path):
+        return
+    try:
+        _write_snapshot_file(store, writer.snapshot, writer.generation, store.opened_stamp)
+    except OSError as exc:  # a read-only copy still opens, only not faster next time
+        logger.debug("could not write the snapshot file (%s)", exc)
+
+
+def _write_snapshot_file(store: LocalStore, snap: Snapshot, generation: str | None, stamp: Any) -> None:
+    info = {
+        "toolret_format": FORMAT_VERSION,
+        "collection": store.name,
+        "embedder": store.embedder_name,
+        "generation": generation,
+        "registry_hash": registry_hash(snap.docs),
+        "stamp": stamp,
+    }
+    vectors = [snap.field_vectors(i) for i in range(len(snap))]
+    history, meta_docs = store.read_history(), store.read_meta()
+    snapshot_file.write(store.path, snap.docs, vectors, dim=snap.dim, info=info, history=history, meta_docs=meta_docs)
+
+
+def _load_lexical(path: Path | None, docs: list[ToolDoc], known_hash: str = "") -> dict[str, LexicalIndex] | None:
     if path is None or not docs:
         return None
     manifest = path / MANIFEST
@@ -127,7 +184,7 @@ def _load_lexical(path: Path | None, docs: list[ToolDoc]) -> dict[str, LexicalIn
     except (OSError, json.JSONDecodeError) as exc:
         logger.warning("ignoring unreadable %s (%s); rebuilding the lexical index", manifest, exc)
         return None
-    if meta.get("registry_hash") != registry_hash(docs) or meta.get("format") != FORMAT_VERSION:
+    if meta.get("registry_hash") != (known_hash or registry_hash(docs)) or meta.get("format") != FORMAT_VERSION:
         return None
     try:
         return {f: LexicalIndex.load(path / _LEXICAL_DIR / f) for f in INDEX_FIELDS}
@@ -136,8 +193,13 @@ def _load_lexical(path: Path | None, docs: list[ToolDoc]) -> dict[str, LexicalIn
         return None
 
 
-def save(path: Path, snap: Snapshot, embedder_name: str, config_name: str) -> None:
-    """Write the lexical indexes, then the manifest, each atomically (temp file or folder + rename)."""
+def save(path: Path, writer: IndexWriter, config_name: str) -> None:
+    """Write the lexical indexes, the snapshot file, then the manifest, each atomically (temp + rename).
+
+    The snapshot file is written only when the store's change marker is still this writer's
+    (no other process wrote since); only then is the manifest's dirty mark cleared.
+    """
+    snap = writer.snapshot
     tmp = path / f".{_LEXICAL_DIR}.tmp"
     shutil.rmtree(tmp, ignore_errors=True)
     for f in INDEX_FIELDS:
@@ -149,27 +211,25 @@ def save(path: Path, snap: Snapshot, embedder_name: str, config_name: str) -> No
         final.rename(old)
     tmp.rename(final)
     shutil.rmtree(old, ignore_errors=True)
+    clean = False
+    store = writer.store
+    if isinstance(store, LocalStore):
+        store.chroma  # noqa: B018 - open before stamping: starting a ChromaDB client writes to its files
+        stamp = snapshot_file.store_stamp(path)
+        if store.generation() == writer.generation:
+            _write_snapshot_file(store, snap, writer.generation, stamp)
+            clean = True
     manifest = {
         "format": FORMAT_VERSION,
-        "embedder": embedder_name,
+        "embedder": writer.embedder.name,
         "n_tools": len(snap),
         "registry_hash": registry_hash(snap.docs),
         "config": config_name,
+        "dirty": not clean,
     }
     tmp_manifest = path / f".{MANIFEST}.tmp"
     tmp_manifest.write_text(json.dumps(manifest, indent=2))
     os.replace(tmp_manifest, path / MANIFEST)
-
-
-def damaged_message(path: Path | None, exc: Exception) -> str:
-    """What to tell a user whose stored knowledge base cannot be opened, and how to rebuild it."""
-    where = f"at {str(path)!r}" if path is not None else "on the ChromaDB server"
-    rebuild = f"`toolret index TOOLS --kb {path}`" if path is not None else "ToolKnowledgeBase.connect(...).sync(tools)"
-    return (
-        f"cannot open the knowledge base {where}: {type(exc).__name__}: {exc}. Its ChromaDB data is damaged "
-        "or unreadable (a copy or disk write that did not finish, another program writing it, a full disk). "
-        f"Restore it from a backup, or delete it and rebuild: {rebuild} or ToolKnowledgeBase(path).add(tools)"
-    )
 
 
 def _fields_complete(doc: ToolDoc, vectors: dict[str, np.ndarray], hashes: dict[str, str]) -> bool:

@@ -212,6 +212,11 @@ class ChromaStore:
         docs = got.get("documents") or []
         return docs[0] if docs else None
 
+    def read_meta(self) -> dict[str, str]:
+        """Every small metadata document by key (fitted weights, the change marker...)."""
+        got = self._meta.get(include=["documents"])
+        return {rid: str(doc or "") for rid, doc in zip(got["ids"], got.get("documents") or [])}
+
     def clear_history(self) -> None:
         ids = self._history.get(include=[])["ids"]
         for part in self._batches(len(ids)):
