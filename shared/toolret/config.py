@@ -273,14 +273,23 @@ class RetrievalConfig(BaseModel):
     auto_margin: float = Field(
         default=1.0,
         ge=0,
-        description="k='auto' keeps tools scoring within this margin of the best (per sub-task).",
+        description="k='auto' keeps the request's tools scoring within this margin of its best (an outer bound; "
+        "auto_ratio usually cuts first).",
+    )
+    auto_ratio: float | None = Field(
+        default=0.3,
+        ge=0,
+        le=1,
+        description="k='auto' keeps the request's tools scoring at least (1 - auto_ratio) x its best score (z-scores "
+        "over the pool: standing out at least 70 % as far as the best); None: the margin alone. Chosen leaving "
+        "one dev set out (docs/method.md section 10).",
     )
     auto_max_k: int = Field(default=5, ge=1, description="Most tools k='auto' returns.")
     auto_subtask_margin: float | None = Field(
-        default=2.0,
+        default=1.0,
         ge=0,
-        description="k='auto' leaves out a sub-task whose best tool scores more than this below the request's "
-        "best tool (a fragment no tool answers well); None keeps every sub-task's best tool.",
+        description="k='auto' adds each sub-task's best tool unless it scores more than this below the request's "
+        "best tool (a fragment no tool answers well); None adds every sub-task's best tool.",
     )
     fields: tuple[str, ...] | None = Field(
         default=None,

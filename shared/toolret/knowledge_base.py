@@ -167,8 +167,8 @@ class ToolKnowledgeBase:
         """The ``k`` tools that best serve ``query``, best first, with per-field evidence.
 
         Options (:class:`~toolret.retrieval.driver.SearchOptions`): ``config`` (a preset name or
-        :class:`RetrievalConfig`; default the knowledge base's). ``k="auto"`` returns a precise set instead: the tools within ``config.auto_margin``
-        of the best score (per sub-task), at most ``config.auto_max_k``. ``conversation`` is the
+        :class:`RetrievalConfig`; default the knowledge base's). ``k="auto"`` returns a precise set instead: the tools near the best score (``config.auto_ratio``,
+        ``auto_margin``) and each sub-task's best, at most ``config.auto_max_k``. ``conversation`` is the
         chat before ``query`` (toolret/LangChain/LlamaIndex chat messages, role/content
         mappings or pairs; see :mod:`toolret.retrieval.conversation`): the LLM planner uses it to
         resolve references such as "book a table *there*"; offline searches ignore it.

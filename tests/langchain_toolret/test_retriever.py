@@ -12,6 +12,7 @@ from langchain_tests.integration_tests import RetrieversIntegrationTests
 from langchain_toolret import ToolRetriever
 from langchain_toolret.index import ToolIndex
 from toolret import QueryError, ToolKnowledgeBase
+from toolret.retrieval.selection import auto_cut
 
 from .conftest import TOOLS
 
@@ -62,8 +63,9 @@ def test_auto_k_returns_a_precise_set(tool_index):
     docs = ToolRetriever(tool_index, k="auto").invoke("what is the stock price of ACME?")
     assert docs[0].id == "get_stock_price"
     top5 = ToolRetriever(tool_index, k=5).invoke("what is the stock price of ACME?")
-    margin = tool_index.kb.config.auto_margin
-    within = [d.id for d in top5 if d.metadata["score"] >= top5[0].metadata["score"] - margin]
+    cfg = tool_index.kb.config
+    n = auto_cut([d.metadata["score"] for d in top5], margin=cfg.auto_margin, ratio=cfg.auto_ratio, max_k=5)
+    within = [d.id for d in top5][:n]
     assert [d.id for d in docs] == within and len(within) < 5  # the cut, not the fixed k
 
 

@@ -15,6 +15,7 @@ from llamaindex_toolret import (
 )
 from tests.llamaindex_toolret.conftest import agent_tools, get_weather
 from toolret import ConfigError, ToolKnowledgeBase, ToolNotFoundError
+from toolret.retrieval.selection import auto_cut
 
 REQUESTS = {
     "what's the weather like in Lisbon right now?": "get_weather",
@@ -49,7 +50,10 @@ def test_similarity_top_k_and_k_auto(shared_index):
     auto = shared_index.as_retriever(similarity_top_k="auto").retrieve("convert 100 dollars to yen")
     assert "convert_currency" in names(auto)
     top5 = shared_index.knowledge_base.search("convert 100 dollars to yen", k=5).tools
-    within = [t.name for t in top5 if t.score >= top5[0].score - shared_index.knowledge_base.config.auto_margin]
+    cfg = shared_index.knowledge_base.config
+    within = [t.name for t in top5][
+        : auto_cut([t.score for t in top5], margin=cfg.auto_margin, ratio=cfg.auto_ratio, max_k=5)
+    ]
     assert names(auto) == within and len(within) < 5  # the cut, not the fixed k
 
 

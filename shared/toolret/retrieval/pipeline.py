@@ -32,16 +32,13 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any, TypeVar
 
-import numpy as np
-
 from toolret.config import BALANCED_REFLECT_ROUNDS, RetrievalConfig, validate_k
-from toolret.documents.docstrings import docstring_summary
 from toolret.errors import QueryError
 from toolret.index.snapshot import Snapshot
 from toolret.results import ScoredTool, SearchResult, StagePath, TraceStep
-from toolret.retrieval.fusion import budgeted_merge, reciprocal_rank_fusion
 from toolret.retrieval.memory import HistorySnapshot
-from toolret.retrieval.planning import FieldQueries, QueryPlan, SubTask, plan_offline
+from toolret.retrieval.plan_fusion import field_texts, fuse_rankings, plan_jobs, plan_query, scored
+from toolret.retrieval.planning import SubTask
 from toolret.retrieval.query_text import QueryText, informative_query
 from toolret.retrieval.ranking import rank_query
 from toolret.retrieval.reflection import (
@@ -52,8 +49,7 @@ from toolret.retrieval.reflection import (
     offline_rewrite,
 )
 from toolret.retrieval.rerank import LLMReranker
-from toolret.retrieval.scoring import CandidateScore
-from toolret.retrieval.search_state import SearchState, _Job
+from toolret.retrieval.search_state import SearchState
 from toolret.retrieval.selection import select_auto
 
 __all__ = [
@@ -99,98 +95,6 @@ def _timed(trace: list[TraceStep], stage: str, fn: Callable[[], T], note: str = 
     return out
 
 
-# MFTR field-aligned sub-queries: which planner field is matched against which tool field.
-_FIELD_OF = {"tool_description": "description", "intent": "examples", "expected_output": "response"}
-
-
-def _plan(state: SearchState) -> QueryPlan | None:
-    query, config, llm, trace = state.query, state.config, state.llm, state.trace
-    if config.planner == "none":
-        return None
-    timeout = state.llm_timeout()
-    if config.planner == "llm" and llm is not None and timeout is not None:
-        from toolret.retrieval.llm_planning import plan_with_llm
-
-        feedback = _feedback_docs(state.snap, query, config.prf_docs)
-        plan, step = state.spend_llm(
-            lambda: plan_with_llm(
-                query,
-                llm,
-                history=state.conversation or None,
-                feedback_docs=feedback or None,
-                n_variants=config.n_variants,
-                timeout=timeout,
-            )
-        )
-        extra = [
-            f"{n} {what}"
-            for n, what in ((len(state.conversation), "history turn(s)"), (len(feedback), "feedback doc(s)"))
-            if n
-        ]
-        if extra:
-            step = step.model_copy(update={"note": "; ".join([step.note, *extra]) if step.note else "; ".join(extra)})
-        trace.append(step)
-        return plan
-    start = time.perf_counter()
-    plan = plan_offline(query)
-    ms = (time.perf_counter() - start) * 1000
-    if config.planner == "llm":
-        why = "no LLM configured" if llm is None else state.budget_note()
-        trace.append(
-            TraceStep(
-                stage="plan", path="fallback", ms=ms, note=f"{why}: offline planner, {len(plan.subtasks)} sub-task(s)"
-            )
-        )
-    else:
-        trace.append(TraceStep(stage="plan", path="offline", ms=ms, note=f"{len(plan.subtasks)} sub-task(s)"))
-    return plan
-
-
-def _feedback_docs(snap: Snapshot, query: str, n: int) -> list[str]:
-    """Pseudo-relevance feedback: the ``n`` best BM25 tools of the raw query, as
-    ``name: first sentence`` lines the LLM planner reads (as data) for the registry's vocabulary."""
-    if n <= 0 or len(snap) == 0:
-        return []
-    scores = snap.lexical["description"].scores(query)
-    best = [int(i) for i in np.argsort(-scores, kind="stable")[:n] if scores[i] > 0]
-    return [f"{snap.docs[i].name}: {docstring_summary(snap.docs[i].description)}" for i in best]
-
-
-def _jobs(query: str, plan: QueryPlan | None) -> list[_Job]:
-    if plan is None:
-        return [_Job(None, query)]
-    whole = plan.rewritten if plan.path == "llm" and plan.rewritten else query
-    jobs = [_Job(None, whole)]
-    if len(plan.subtasks) < 2 and plan.path != "llm":
-        return jobs
-    for i, sub in enumerate(plan.subtasks):
-        for variant in dict.fromkeys(sub.variants or [sub.text]):
-            jobs.append(_Job(i, variant, sub.fields if variant == sub.text else None))
-    return jobs
-
-
-def _field_texts(fields: FieldQueries | None) -> dict[str, str]:
-    if fields is None:
-        return {}
-    out = {target: getattr(fields, source) for source, target in _FIELD_OF.items() if getattr(fields, source)}
-    if fields.extracted_args:
-        out["parameters"] = "; ".join(fields.extracted_args)
-    return out
-
-
-def _scored(snap: Snapshot, cand: CandidateScore, subtask: str | None = None) -> ScoredTool:
-    doc = snap.docs[cand.index]
-    return ScoredTool(
-        id=doc.id,
-        name=doc.name,
-        score=round(cand.score, 6),
-        field_scores=cand.field_scores,
-        penalty=cand.penalty,
-        subtask=subtask,
-        similarity=round(cand.cosine, 6),
-    )
-
-
 def _history_for(
     snap: Snapshot, memory: HistorySnapshot | None, qvec: Any, config: RetrievalConfig
 ) -> dict[int, float] | None:
@@ -204,8 +108,8 @@ def stage_plan(state: SearchState) -> None:
     """Plan the query (none, offline or LLM per ``config.planner``) and list the rankings to run."""
     if len(state.snap) == 0:
         return
-    state.plan = _plan(state)
-    state.jobs = _jobs(state.query, state.plan)
+    state.plan = plan_query(state)
+    state.jobs = plan_jobs(state.query, state.plan)
 
 
 def stage_retrieve(state: SearchState) -> None:
@@ -219,9 +123,9 @@ def stage_retrieve(state: SearchState) -> None:
         state.trace.append(TraceStep(stage="candidates", path="skipped", ms=0.0, note="knowledge base is empty"))
         return
     if not state.jobs:
-        state.jobs = _jobs(state.query, state.plan)
-    field_texts = [_field_texts(job.fields) for job in state.jobs]
-    texts = list(dict.fromkeys([job.text for job in state.jobs] + [t for ft in field_texts for t in ft.values()]))
+        state.jobs = plan_jobs(state.query, state.plan)
+    texts_of = [field_texts(job.fields) for job in state.jobs]
+    texts = list(dict.fromkeys([job.text for job in state.jobs] + [t for ft in texts_of for t in ft.values()]))
     vectors = _timed(
         state.trace,
         "embed_query",
@@ -239,7 +143,7 @@ def stage_retrieve(state: SearchState) -> None:
             {f: (t, vec_of[t]) for f, t in ft.items()} or None,
             _history_for(snap, state.memory, vec_of[job.text], config),
         )
-        for job, ft in zip(state.jobs, field_texts)
+        for job, ft in zip(state.jobs, texts_of)
     ]
     elapsed = (time.perf_counter() - start) * 1000
     state.trace.append(
@@ -264,13 +168,13 @@ def stage_fuse(state: SearchState) -> None:
     depth, snap = state.depth, state.snap
     if len(state.rankings) == 1:
         state.tools = _timed(
-            state.trace, "select", lambda: [_scored(snap, c) for c in state.rankings[0][0][:depth]], note=f"top {depth}"
+            state.trace, "select", lambda: [scored(snap, c) for c in state.rankings[0][0][:depth]], note=f"top {depth}"
         )
         return
     assert state.plan is not None
     plan, jobs, rankings = state.plan, state.jobs, state.rankings
     state.tools, state.subtask_lists = _timed(
-        state.trace, "fuse", lambda: _fuse(snap, plan, jobs, rankings, depth, state.config)
+        state.trace, "fuse", lambda: fuse_rankings(snap, plan, jobs, rankings, depth, state.config)
     )
     if not state.subtask_lists and len(plan.subtasks) > 1:
         # The split gate found fragments, not needs: the request is searched (and reflected on) as one.
@@ -405,7 +309,7 @@ def _plain_search(state: SearchState, text: str, n: int) -> list[ScoredTool]:
     ranked, _, _ = rank_query(
         state.snap, text, qvec, state.config, None, _history_for(state.snap, state.memory, qvec, state.config)
     )
-    return [_scored(state.snap, c) for c in ranked[:n]]
+    return [scored(state.snap, c) for c in ranked[:n]]
 
 
 def finish_search(state: SearchState) -> SearchResult:
@@ -418,77 +322,15 @@ def finish_search(state: SearchState) -> SearchResult:
             margin=state.config.auto_margin,
             max_k=state.config.auto_max_k,
             subtask_margin=state.config.auto_subtask_margin,
+            ratio=state.config.auto_ratio,
         )
         state.trace.append(
             TraceStep(
                 stage="auto_k",
                 path="offline",
                 ms=(time.perf_counter() - start) * 1000,
-                note=f"kept {len(chosen)} of {len(tools)} (margin {state.config.auto_margin})",
+                note=f"kept {len(chosen)} of {len(tools)} (ratio {state.config.auto_ratio}, margin {state.config.auto_margin})",
             )
         )
         tools = chosen
     return SearchResult(query=state.query, tools=tools, trace=list(state.trace), plan=state.plan)
-
-
-def _fuse(
-    snap: Snapshot,
-    plan: QueryPlan,
-    jobs: list[_Job],
-    rankings: list[tuple[list[CandidateScore], int, int]],
-    k: int,
-    config: RetrievalConfig,
-) -> tuple[list[ScoredTool], dict[int, list[ScoredTool]]]:
-    """RRF over each sub-task's variants, then per-sub-task budgets over the fused lists.
-
-    Returns the merged list and each sub-task's own fused list (reflection re-reads those).
-    """
-    depth = max(k, 20)
-    groups: dict[int | None, list[list[CandidateScore]]] = {}
-    for job, ranking in zip(jobs, rankings):
-        groups.setdefault(job.subtask, []).append(ranking[0][:depth])
-    if config.split_gate is not None and plan.path != "llm" and None in groups:
-        whole = max((c.cosine for c in groups[None][0][:1]), default=0.0)
-        kept = [
-            g
-            for g, ranked in groups.items()
-            if g is not None
-            and ranked[0]
-            and (ranked[0][0].cosine >= whole - config.split_gate or ranked[0][0].score >= config.split_clear)
-        ]
-        if len(kept) < 2:  # not a multi-part request after all: the whole request's own ranking
-            return [_scored(snap, c) for c in groups[None][0][:k]], {}
-        groups = {g: groups[g] for g in [None, *kept]}
-    order: list[int | None] = [None, *sorted(g for g in groups if g is not None)]
-    lists: list[list[str]] = []
-    best: list[dict[int, CandidateScore]] = []
-    for group in order:
-        ranked_lists = groups[group]
-        fused = reciprocal_rank_fusion([[snap.docs[c.index].id for c in r] for r in ranked_lists])
-        lists.append([tool_id for tool_id, _ in fused][:depth])
-        top: dict[int, CandidateScore] = {}
-        for ranked in ranked_lists:
-            for cand in ranked:
-                if cand.index not in top or cand.score > top[cand.index].score:
-                    top[cand.index] = cand
-        best.append(top)
-    own = {
-        group: [_scored(snap, best[n][snap.index_of[t]]) for t in lists[n]]
-        for n, group in enumerate(order)
-        if group is not None
-    }
-    head = [tool_id for tool_id, _ in reciprocal_rank_fusion(lists)]
-    first = 0 if config.whole_query_budget else 1
-    picked = budgeted_merge(lists[first:], k=k, head=head)
-    out: list[ScoredTool] = []
-    for tool_id, source in picked:
-        index = snap.index_of[tool_id]
-        if source is None:
-            cand = max((b[index] for b in best if index in b), key=lambda c: c.score)
-            out.append(_scored(snap, cand))
-            continue
-        position = source + first
-        group = order[position]
-        subtask = plan.subtasks[group].text if group is not None else None
-        out.append(_scored(snap, best[position][index], subtask))
-    return out, own

@@ -19,29 +19,48 @@ def _tool(tool_id: str, score: float, subtask: str | None = None) -> ScoredTool:
     return ScoredTool(id=tool_id, name=tool_id, score=score, subtask=subtask)
 
 
-def test_each_subtask_keeps_its_own_best_tools():
+def test_the_ratio_cut_adapts_to_how_far_the_best_stands_out():
+    # A clear winner keeps only rivals that stand out as well; a flat head keeps its near-ties.
+    assert auto_cut([3.0, 2.4, 1.9, 1.8], margin=1.0, ratio=0.3, max_k=5) == 2
+    assert auto_cut([1.2, 1.0, 0.9, 0.5], margin=1.0, ratio=0.3, max_k=5) == 3
+    assert auto_cut([3.0, 2.4, 1.9, 1.8], margin=1.0, max_k=5) == 2  # the margin alone: 2.0 and up
+    assert auto_cut([-0.2, -0.2, -0.5], margin=1.0, ratio=0.3, max_k=5) == 2  # a best at or below 0: its ties
+
+
+def test_auto_k_picks_the_right_count_on_a_crafted_score_distribution():
+    # Two tools stand out of the pool (z 3.1 and 2.6), then the pool itself (1.5 and below).
+    scores = [3.1, 2.6, 1.5, 1.4, 1.3]
+    assert auto_cut(scores, margin=1.0, ratio=0.3, max_k=5) == 2
+    ranked = [_tool(f"t{i}", s) for i, s in enumerate(scores)]
+    assert [t.id for t in select_auto(ranked, margin=1.0, max_k=5, ratio=0.3)] == ["t0", "t1"]
+    # A single clear need: one tool.
+    single = [_tool("a", 3.5), _tool("b", 1.9), _tool("c", 1.8)]
+    assert [t.id for t in select_auto(single, margin=1.0, max_k=5, ratio=0.3)] == ["a"]
+
+
+def test_each_subtask_adds_its_best_tool():
     ranked = [
-        _tool("weather", 0.70, "weather tomorrow"),
-        _tool("news", 0.40, "news about delays"),
-        _tool("forecast", 0.66, "weather tomorrow"),
-        _tool("rss", 0.20, "news about delays"),
-        _tool("calendar", 0.30, "weather tomorrow"),
+        _tool("finance", 3.0),
+        _tool("weather", 2.8, "weather tomorrow"),
+        _tool("news", 2.5, "news about delays"),
+        _tool("stocks", 1.2),
+        _tool("forecast", 2.7, "weather tomorrow"),
     ]
-    chosen = [t.id for t in select_auto(ranked, margin=0.08, max_k=5)]
-    assert chosen == ["weather", "news", "forecast"]
+    chosen = [t.id for t in select_auto(ranked, margin=1.0, max_k=5, ratio=0.3, subtask_margin=1.0)]
+    assert chosen == ["finance", "weather", "news"]  # one per part; forecast is weather's second
 
 
 def test_a_subtask_far_below_the_best_tool_is_left_out():
     ranked = [
-        _tool("house_renting", 0.72),
-        _tool("travel", 0.69, "moving to Japan"),
-        _tool("chat", 0.41, "can you help me out?"),
-        _tool("faq", 0.39, "can you help me out?"),
+        _tool("house_renting", 3.2),
+        _tool("travel", 2.9, "moving to Japan"),
+        _tool("chat", 1.4, "can you help me out?"),
+        _tool("faq", 1.3, "can you help me out?"),
     ]
-    gated = [t.id for t in select_auto(ranked, margin=0.08, max_k=5, subtask_margin=0.16)]
+    gated = [t.id for t in select_auto(ranked, margin=1.0, max_k=5, ratio=0.3, subtask_margin=1.0)]
     assert gated == ["house_renting", "travel"]
-    ungated = [t.id for t in select_auto(ranked, margin=0.08, max_k=5)]
-    assert ungated == ["house_renting", "travel", "chat", "faq"]
+    ungated = [t.id for t in select_auto(ranked, margin=1.0, max_k=5, ratio=0.3)]
+    assert ungated == ["house_renting", "travel", "chat"]
 
 
 def test_the_request_best_group_is_never_left_out():
@@ -65,7 +84,10 @@ def test_auto_k_search_returns_a_small_precise_set(embedder):
     result = kb.search("what's the weather forecast for Paris?", k="auto")
     assert result.ids[0] == "get_weather"
     top5 = kb.search("what's the weather forecast for Paris?", k=5).tools
-    within = [t.id for t in top5 if t.score >= top5[0].score - kb.config.auto_margin]
+    cfg = kb.config
+    within = [t.id for t in top5][
+        : auto_cut([t.score for t in top5], margin=cfg.auto_margin, ratio=cfg.auto_ratio, max_k=5)
+    ]
     assert result.ids == within and len(within) < 5  # the cut, not the fixed k
     assert result.trace[-1].stage == "auto_k"
     with pytest.raises(QueryError, match="'auto'"):
