@@ -51,14 +51,19 @@ class CachedIndexing:
         return self.cache.embed(texts) if self.indexing else self.model.embed(texts)
 
 
-def embedding_floor_ms(embedder: Any, *, warmup: int = 5, calls: int = 50) -> float:
-    """Median time of embedding one short query: the least any dense search pays."""
+def embedding_floor_ms(embedder: Any, queries: Sequence[str] = ("some query",), *, warmup: int = 3) -> float:
+    """Median time of embedding one of ``queries`` alone: the least any dense search of them pays.
+
+    The floor is measured on the dataset's own sampled queries (up to 100, each embedded once,
+    in the same run as the searches), since a query's embedding time grows with its length:
+    a two-word probe under-states it several times over on BFCL's long requests.
+    """
     for _ in range(warmup):
-        embedder.embed(["some query"])
+        embedder.embed([queries[0]])
     times = []
-    for _ in range(calls):
+    for text in queries[:100]:
         start = time.perf_counter()
-        embedder.embed(["some query"])
+        embedder.embed([text])
         times.append((time.perf_counter() - start) * 1000.0)
     return statistics.median(times)
 
@@ -137,7 +142,7 @@ def run_bench(args: argparse.Namespace) -> int:
     limit = None if args.limit == 0 else args.limit
     presets = dedupe([DEFAULT_PRESET] + (args.preset or []))
     ks = (1, 5, 10)
-    floor_ms: float | None = None
+    floor_ms: dict[str, float] = {}
     embedder = CachedIndexing(Path(args.out) / "lodo" / "embeddings.npz")
     results: list[dict[str, Any]] = []
     ablations: list[list[Any]] = []
@@ -149,9 +154,10 @@ def run_bench(args: argparse.Namespace) -> int:
         for method, shared_presets in [("bm25", ["bm25"]), ("cosine", ["cosine"]), ("mftr", presets)]:
             retriever, seconds = build_retriever(method, dataset, shared_presets[0], embedder=embedder)
             try:
-                if floor_ms is None and hasattr(retriever, "embedder"):
-                    floor_ms = embedding_floor_ms(retriever.embedder)
-                    print(f"query-embedding floor: {floor_ms:.2f} ms (median of 50 calls)")
+                if dataset.name not in floor_ms and hasattr(retriever, "embedder"):
+                    sampled = [q.query for q in dataset.sample(limit).queries]
+                    floor_ms[dataset.name] = embedding_floor_ms(retriever.embedder, sampled)
+                    print(f"{dataset.name}: query-embedding floor {floor_ms[dataset.name]:.2f} ms")
                 for preset in shared_presets:
                     view = retriever if method in BASELINES else PresetView(retriever, preset)
                     for name_level in levels:
@@ -193,7 +199,8 @@ def run_bench(args: argparse.Namespace) -> int:
     rows = []
     for e in results:
         m, p50 = e["metrics"], e["latency_ms"]["p50"]
-        times_floor = p50 / floor_ms if floor_ms and e["preset"] != "bm25" else None
+        floor = floor_ms.get(e["dataset"])
+        times_floor = p50 / floor if floor and e["preset"] != "bm25" else None
         rows.append(
             [
                 e["dataset"],
@@ -243,11 +250,12 @@ def run_bench(args: argparse.Namespace) -> int:
         "lodo": lodo_summary,
     }
     write_json(out / "bench.json", summary)
-    floor_line = f"{floor_ms:.2f} ms" if floor_ms is not None else "not measured"
+    floor_line = ", ".join(f"{name} {ms:.2f} ms" for name, ms in floor_ms.items()) or "not measured"
     markdown = (
         "# toolret bench\n\n"
         f"Datasets under `{root}`; {'all' if limit is None else f'up to {limit} (seed 0)'} queries each. "
-        f"Query-embedding floor (median of 50 `embed` calls): {floor_line}; "
+        "Query-embedding floor (median time of embedding one of the dataset's sampled queries alone, "
+        f"up to 100 of them, in the same run): {floor_line}; "
         "`x floor` = p50 latency / floor; `index s` with tool embeddings read from the bench cache. TRACC: "
         + ("of the k='auto' set for presets, of the top 10 for bm25 and cosine" if args.auto_k else "of the top 10")
         + ".\n\n"
