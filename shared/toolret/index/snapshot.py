@@ -9,12 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
 from toolret.documents.text import humanize_name
 from toolret.documents.tool_doc import INDEX_FIELDS, ToolDoc
 from toolret.index.lexical import LexicalIndex
+from toolret.index.param_table import ParamTable
 
 __all__ = ["Snapshot", "build_snapshot"]
 
@@ -42,6 +44,11 @@ class Snapshot:
 
     def __len__(self) -> int:
         return len(self.docs)
+
+    @cached_property
+    def params(self) -> ParamTable:
+        """Every tool's parameters as flat arrays (the per-query penalty reads them), built on first use."""
+        return ParamTable.build(self.docs)
 
     def field_vectors(self, i: int) -> dict[str, np.ndarray]:
         """Tool ``i``'s vector per field it has."""
@@ -86,7 +93,7 @@ def build_snapshot(
     for i, doc in enumerate(docs):
         for key in _name_keys(doc):
             names.setdefault(key, []).append(i)
-    return Snapshot(
+    snap = Snapshot(
         docs=tuple(docs),
         index_of={d.id: i for i, d in enumerate(docs)},
         lexical=lexical,
@@ -97,3 +104,5 @@ def build_snapshot(
         rows=rows,
         slot=slot,
     )
+    snap.params  # noqa: B018 - built with the snapshot, not by the first search after a write
+    return snap

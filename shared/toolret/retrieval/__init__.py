@@ -10,6 +10,7 @@ from __future__ import annotations
 from toolret._exports import lazy_exports
 
 _EXPORTS = {
+    "ArgumentFit": "arguments",
     "BLOB_MIN_CHARS": "query_text",
     "Bundle": "memory",
     "CandidateScore": "scoring",
@@ -47,6 +48,7 @@ _EXPORTS = {
     "as_chat_history": "conversation",
     "auto_cut": "selection",
     "budgeted_merge": "fusion",
+    "candidate_penalties": "penalty",
     "card_line": "rerank",
     "checked_query": "pipeline",
     "choose_l2": "learn",
@@ -67,7 +69,7 @@ _EXPORTS = {
     "offline_rewrite": "reflection",
     "pair_diffs": "learn",
     "param_satisfaction": "arguments",
-    "parameter_penalty": "scoring",
+    "parameter_penalty": "penalty",
     "plan_offline": "planning",
     "plan_with_llm": "llm_planning",
     "planner_messages": "llm_planning",

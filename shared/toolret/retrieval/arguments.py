@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 from toolret.documents.text import split_identifier
 from toolret.documents.tool_doc import ToolParam
 
-__all__ = ["SpottedArgument", "param_satisfaction", "spot_arguments"]
+__all__ = ["ArgumentFit", "SpottedArgument", "param_satisfaction", "spot_arguments"]
 
 ArgKind = Literal["email", "url", "date", "quoted", "file", "number", "proper_noun"]
 
@@ -212,36 +213,106 @@ _KIND_FOR_TYPE: dict[str, dict[str, float]] = {
 }
 
 
-def param_satisfaction(param: ToolParam, args: list[SpottedArgument], query_words: set[str]) -> float:
-    """s_p in [0, 1]: can the query supply a value for this parameter?
+@dataclass(frozen=True)
+class _ParamShape:
+    """What :func:`param_satisfaction` reads from a parameter's name and type, whatever the query."""
 
-    1 when a spotted value has the parameter's kind (a number for an integer, an e-mail for
-    an ``email`` field...), partial credit for looser fits, and a floor of 0.8 when the query
-    names the parameter itself. Booleans and untyped parameters are assumed satisfiable:
-    a query rarely spells out a flag, and that is no evidence against the tool.
-    """
-    base_type = param.type.split("|")[0].strip().lower() or "any"
-    if base_type in ("boolean", "any", "null"):
-        return 1.0
-    if param.enum:
-        lowered = " ".join(sorted(query_words))
-        if any(str(v).lower() in lowered for v in param.enum if str(v)):
-            return 1.0
-    name_words = set(split_identifier(param.name))
+    base_type: str
+    #: booleans and untyped parameters: always satisfiable.
+    free: bool
+    name_words: frozenset[str]
+    hinted: str | None
+    table: dict[str, float]
+    is_id: bool
+
+
+@lru_cache(maxsize=65536)
+def _shape(name: str, type_: str) -> _ParamShape:
+    """A parameter's shape, computed once per (name, type): splitting names is most of the cost
+    of scoring a query's candidates, and registries repeat the same parameters across tools."""
+    base_type = type_.split("|")[0].strip().lower() or "any"
+    name_words = frozenset(split_identifier(name))
     hinted: str | None = None
     for kind, hints in _NAME_HINTS.items():
         if name_words & set(hints):
             hinted = kind
             break
     table = _KIND_FOR_TYPE.get(base_type, _KIND_FOR_TYPE["string"])
-    best = 0.0
-    for arg in args:
-        score = table.get(arg.kind, 0.0)
-        if hinted is not None and base_type == "string":
-            score = 1.0 if arg.kind == hinted else score * 0.3
-        best = max(best, score)
-    if name_words and name_words <= query_words:
-        best = max(best, 0.8)
-    if name_words & _ID_WORDS:
-        best = max(best, _ID_FLOOR)
-    return best
+    free = base_type in ("boolean", "any", "null")
+    return _ParamShape(base_type, free, name_words, hinted, table, bool(name_words & _ID_WORDS))
+
+
+class ArgumentFit:
+    """One query's spotted arguments, ready to score many parameters.
+
+    :meth:`satisfaction` is :func:`param_satisfaction`; scoring a query's candidates asks it for
+    hundreds of parameters, so the best value for each kind of parameter (type and name hint) is
+    worked out once per query, not once per parameter.
+    """
+
+    def __init__(self, args: list[SpottedArgument], query_words: set[str]) -> None:
+        self.args = args
+        self.query_words = query_words
+        self._joined: str | None = None
+        self._best: dict[tuple[str, str | None], float] = {}
+        self._by_shape: dict[tuple[str, str], float] = {}
+
+    def _best_value(self, shape: _ParamShape) -> float:
+        hinted = shape.hinted if shape.base_type == "string" else None
+        key = (shape.base_type, hinted)
+        best = self._best.get(key)
+        if best is None:
+            best = 0.0
+            for arg in self.args:
+                score = shape.table.get(arg.kind, 0.0)
+                if hinted is not None:
+                    score = 1.0 if arg.kind == hinted else score * 0.3
+                best = max(best, score)
+            self._best[key] = best
+        return best
+
+    def satisfaction(self, param: ToolParam) -> float:
+        """s_p in [0, 1]: can the query supply a value for this parameter? (:func:`param_satisfaction`)"""
+        enum = tuple(str(v).lower() for v in param.enum or () if str(v))
+        return self.satisfaction_of(param.name, param.type, enum)
+
+    def satisfaction_of(self, name: str, type_: str, enum: tuple[str, ...] = ()) -> float:
+        """s_p of a parameter known by its name, type and allowed values (lowercased text).
+
+        It depends on nothing else, so each is worked out once per query (registries repeat
+        ``name``, ``location``, ``id``...). A parameter whose allowed value the query's words
+        contain is satisfied.
+        """
+        if enum:
+            if self._joined is None:
+                self._joined = " ".join(sorted(self.query_words))
+            joined = self._joined
+            if any(value in joined for value in enum):
+                return 1.0
+        key = (name, type_)
+        known = self._by_shape.get(key)
+        if known is None:
+            known = self._by_shape[key] = self._score(_shape(name, type_))
+        return known
+
+    def _score(self, shape: _ParamShape) -> float:
+        if shape.free:
+            return 1.0
+        best = self._best_value(shape)
+        if shape.name_words and shape.name_words <= self.query_words:
+            best = max(best, 0.8)
+        if shape.is_id:
+            best = max(best, _ID_FLOOR)
+        return best
+
+
+def param_satisfaction(param: ToolParam, args: list[SpottedArgument], query_words: set[str]) -> float:
+    """s_p in [0, 1]: can the query supply a value for this parameter?
+
+    1 when a spotted value has the parameter's kind (a number for an integer, an e-mail for
+    an ``email`` field...), partial credit for looser fits, and a floor of 0.8 when the query
+    names the parameter itself. Booleans and untyped parameters are assumed satisfiable:
+    a query rarely spells out a flag, and that is no evidence against the tool. Scoring many
+    parameters for one query: :class:`ArgumentFit`.
+    """
+    return ArgumentFit(args, query_words).satisfaction(param)

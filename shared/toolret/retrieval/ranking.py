@@ -12,6 +12,7 @@ import numpy as np
 
 from toolret.config import RetrievalConfig
 from toolret.documents.text import tokenize
+from toolret.index.blas import one_blas_thread
 from toolret.index.dense import dense_scores
 from toolret.index.lexical import analyze
 from toolret.index.snapshot import Snapshot
@@ -74,7 +75,8 @@ def rank_query(
     vectors = {f: field_queries[f][1] if f in field_queries else qvec for f in fields}
     n = config.candidates_per_field
     lex_all = {f: snap.lexical[f].scores(tokens[f]) for f in fields}
-    dense_all = {f: dense_scores(snap, f, vectors[f]) for f in fields}
+    with one_blas_thread():  # a small product: threads only add wake-up latency (toolret.index.blas)
+        dense_all = {f: dense_scores(snap, f, vectors[f]) for f in fields}
     named = named_tools(snap, text)
     pool: set[int] = set(named) | set(history or ())
     for f in fields:
@@ -107,5 +109,6 @@ def rank_query(
         name_matches=named,
         exact_matches=exact,
         history=history,
+        params=snap.params,
     )
     return ranked, len(cands), len(args)

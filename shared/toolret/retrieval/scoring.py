@@ -26,7 +26,9 @@ import numpy as np
 
 from toolret.config import RetrievalConfig
 from toolret.documents.tool_doc import INDEX_FIELDS, ToolDoc
-from toolret.retrieval.arguments import SpottedArgument, param_satisfaction
+from toolret.index.param_table import ParamTable
+from toolret.retrieval.arguments import ArgumentFit, SpottedArgument
+from toolret.retrieval.penalty import candidate_penalties, parameter_penalty, sigmoid
 
 __all__ = [
     "FEATURE_NAMES",
@@ -105,7 +107,7 @@ def query_beta(beta: float, slope: float, evidence: float) -> float:
     """The lexical share for one query: logit(beta_q) = logit(beta) + slope * evidence."""
     if not slope or beta <= 0.0 or beta >= 1.0:
         return beta
-    return _sigmoid(math.log(beta / (1.0 - beta)) + slope * float(evidence))
+    return sigmoid(math.log(beta / (1.0 - beta)) + slope * float(evidence))
 
 
 def pool_statistics(
@@ -177,32 +179,6 @@ def normalize_field(
     return out[0], out[1]
 
 
-def _sigmoid(x: float) -> float:
-    if x >= 0:
-        return 1.0 / (1.0 + math.exp(-x))
-    z = math.exp(x)
-    return z / (1.0 + z)
-
-
-def parameter_penalty(
-    doc: ToolDoc, args: list[SpottedArgument], query_words: set[str], config: RetrievalConfig
-) -> float:
-    """P(q, t): how much of what the tool needs the query cannot supply (MFTR, eq. 3).
-
-    Zero when the query carries no argument values: a bare intent ("convert currency")
-    says nothing about which tool's parameters it could fill.
-    """
-    pen = config.penalty
-    if not pen.enabled or not args or not doc.parameters:
-        return 0.0
-    total = 0.0
-    for param in doc.parameters:
-        s_p = param_satisfaction(param, args, query_words)
-        gate = _sigmoid(pen.alpha * (pen.tau - s_p))
-        total += gate * (pen.w_required if param.required else pen.w_optional)
-    return pen.scale * total
-
-
 def score_candidates(
     signals: FieldSignals,
     docs: Sequence[ToolDoc],
@@ -213,8 +189,13 @@ def score_candidates(
     name_matches: set[int],
     exact_matches: frozenset[int] | set[int] = frozenset(),
     history: dict[int, float] | None = None,
+    params: ParamTable | None = None,
 ) -> list[CandidateScore]:
-    """MFTR scores of every candidate, best first (ties broken by knowledge-base order)."""
+    """MFTR scores of every candidate, best first (ties broken by knowledge-base order).
+
+    ``params`` is the snapshot's table of ``docs``' parameters (:attr:`Snapshot.params
+    <toolret.index.snapshot.Snapshot.params>`); without it one is built for the candidates.
+    """
     weights = config.field_weights.as_dict()
     beta = query_beta(config.lexical_weight, config.evidence_slope, signals.evidence)
     n = len(signals.candidates)
@@ -254,30 +235,33 @@ def score_candidates(
         raw_cos = np.maximum(raw_cos, np.where(signals.present[name], signals.dense[name], 0.0))
     base = combined / weight_sum + config.bias
 
-    learned = np.asarray(config.learned.coef, dtype=np.float64) if config.learned is not None else None
+    cand = signals.candidates.tolist()
+    fit = ArgumentFit(args, query_words)
+    if params is None:
+        penalty = candidate_penalties(ParamTable.build([docs[i] for i in cand]), np.arange(n), fit, config)
+    else:
+        penalty = candidate_penalties(params, signals.candidates, fit, config)
+    named = np.array([i in name_matches for i in cand], dtype=bool).reshape(n)
+    h = np.array([history.get(i, 0.0) for i in cand] if history else np.zeros(n), dtype=np.float64).reshape(n)
+    # The same float64 operations, in the same order, as one candidate at a time.
+    heuristic = base + np.where(named, config.name_match_boost, 0.0) + config.history_weight * h - penalty
+    if exact_matches:
+        exact = np.array([i in exact_matches for i in cand], dtype=bool).reshape(n)
+        heuristic = np.where(exact, heuristic + config.exact_name_boost, heuristic)
     pen_scale = config.penalty.scale if config.penalty.scale > 0 else 1.0
+    columns = [*lex_cols, *dense_cols, *present_cols, penalty / pen_scale, named.astype(np.float64), h, heuristic]
+    matrix = np.column_stack(columns) if n else np.zeros((0, len(columns)))
+    learned = np.asarray(config.learned.coef, dtype=np.float64) if config.learned is not None else None
+    scores = heuristic.tolist() if learned is None else [float(np.dot(learned, row)) for row in matrix]
+    shown = [(f, s_f.tolist(), signals.present[f].tolist()) for f, s_f in per_field.items()]
+    h_list, pen_list, cos_list = h.tolist(), penalty.tolist(), raw_cos.tolist()
     results: list[CandidateScore] = []
-    for row, index in enumerate(signals.candidates.tolist()):
-        doc = docs[index]
-        penalty = parameter_penalty(doc, args, query_words, config)
-        named = index in name_matches
-        h = history.get(index, 0.0) if history else 0.0
-        heuristic = float(base[row]) + (config.name_match_boost if named else 0.0) + config.history_weight * h - penalty
-        if index in exact_matches:
-            heuristic += config.exact_name_boost
-        fields = {f: round(float(s_f[row]), 6) for f, s_f in per_field.items() if signals.present[f][row]}
-        if h:
-            fields["history"] = h
-        features = (
-            *(float(c[row]) for c in lex_cols),
-            *(float(c[row]) for c in dense_cols),
-            *(float(c[row]) for c in present_cols),
-            penalty / pen_scale,
-            float(named),
-            h,
-            heuristic,
+    for row, features in enumerate(matrix.tolist()):
+        fields = {f: round(vals[row], 6) for f, vals, has in shown if has[row]}
+        if h_list[row]:
+            fields["history"] = h_list[row]
+        results.append(
+            CandidateScore(cand[row], scores[row], fields, round(pen_list[row], 6), tuple(features), cos_list[row])
         )
-        score = heuristic if learned is None else float(np.dot(learned, features))
-        results.append(CandidateScore(index, score, fields, round(penalty, 6), features, float(raw_cos[row])))
     results.sort(key=lambda c: (-c.score, c.index))
     return results

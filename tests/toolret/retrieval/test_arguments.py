@@ -42,3 +42,24 @@ def test_boolean_and_untyped_parameters_never_count_as_missing():
     args = spot_arguments("resize photo.png to 200")
     assert param_satisfaction(ToolParam(name="keep_ratio", type="boolean"), args, set()) == 1.0
     assert param_satisfaction(ToolParam(name="options", type="any"), args, set()) == 1.0
+
+
+def test_one_fit_scores_many_parameters_as_param_satisfaction_does():
+    from toolret.retrieval.arguments import ArgumentFit
+
+    query = 'set the fan to level high in "guest bedroom"'
+    args, words = spot_arguments(query), set(query.lower().split())
+    params = [
+        ToolParam(name="level", type="integer", enum=["low", "high"]),  # the query names a value
+        ToolParam(name="level", type="integer", enum=["off", "max"]),  # same name and type, no value named
+        ToolParam(name="level", type="integer"),
+        ToolParam(name="room_email", type="string"),
+        ToolParam(name="device_id", type="string"),
+        ToolParam(name="enabled", type="boolean"),
+    ]
+    fit = ArgumentFit(args, words)
+    scores = [fit.satisfaction(p) for p in params]
+    assert scores == [param_satisfaction(p, args, words) for p in params]
+    assert scores[0] == 1.0 and scores[1] == scores[2] < 1.0  # an enum only counts when a value is named
+    assert scores[3] < scores[2]  # an e-mail parameter, no e-mail in the query
+    assert scores[4] >= 0.5 and scores[5] == 1.0

@@ -230,3 +230,117 @@ def test_lexical_share_follows_query_evidence():
     # query the exact match.
     assert ranked(-3.0)[0] == 1
     assert ranked(+3.0)[0] == 0
+
+
+def _reference_scores(sig, docs, cfg, args, query_words, named, exact, history):
+    """score_candidates' candidate-at-a-time formula as it was written before it was vectorised:
+    the vectorised version must give the same floats, features and order."""
+    from toolret.documents.tool_doc import INDEX_FIELDS
+    from toolret.retrieval.scoring import normalize_field, pool_statistics, query_beta
+
+    weights = cfg.field_weights.as_dict()
+    beta = query_beta(cfg.lexical_weight, cfg.evidence_slope, sig.evidence)
+    n = len(sig.candidates)
+    combined, weight_sum, zeros = np.zeros(n), np.zeros(n), np.zeros(n)
+    shared = pool_statistics(sig, [f for f in INDEX_FIELDS if f in sig.present], cfg)
+    per_field, lex_cols, dense_cols, present_cols = {}, [], [], []
+    for field in INDEX_FIELDS:
+        if field not in sig.present:
+            lex_cols.append(zeros), dense_cols.append(zeros), present_cols.append(zeros)
+            continue
+        present = sig.present[field]
+        lex_norm, dense = normalize_field(
+            sig.lexical[field], sig.dense[field], present, sig.lexical_bound.get(field, 0.0), cfg, shared
+        )
+        s_f = np.where(present, beta * lex_norm + (1.0 - beta) * dense, 0.0)
+        lex_cols.append(np.where(present, lex_norm, 0.0))
+        dense_cols.append(np.where(present, dense, 0.0))
+        present_cols.append(present.astype(np.float64))
+        per_field[field] = s_f
+        combined += weights[field] * s_f
+        weight_sum += np.where(present, weights[field], 0.0)
+    weight_sum[weight_sum == 0] = 1.0
+    raw_cos = np.zeros(n)
+    for name in per_field:
+        raw_cos = np.maximum(raw_cos, np.where(sig.present[name], sig.dense[name], 0.0))
+    base = combined / weight_sum + cfg.bias
+    learned = np.asarray(cfg.learned.coef, dtype=np.float64) if cfg.learned is not None else None
+    out = []
+    for row, index in enumerate(sig.candidates.tolist()):
+        penalty = parameter_penalty(docs[index], args, query_words, cfg)
+        h = history.get(index, 0.0) if history else 0.0
+        heuristic = float(base[row]) + (cfg.name_match_boost if index in named else 0.0) + cfg.history_weight * h
+        heuristic -= penalty
+        if index in exact:
+            heuristic += cfg.exact_name_boost
+        fields = {f: round(float(s[row]), 6) for f, s in per_field.items() if sig.present[f][row]}
+        if h:
+            fields["history"] = h
+        features = (
+            *(float(c[row]) for c in lex_cols),
+            *(float(c[row]) for c in dense_cols),
+            *(float(c[row]) for c in present_cols),
+            penalty / cfg.penalty.scale,
+            float(index in named),
+            h,
+            heuristic,
+        )
+        score = heuristic if learned is None else float(np.dot(learned, features))
+        out.append((index, score, fields, round(penalty, 6), features, float(raw_cos[row])))
+    return sorted(out, key=lambda c: (-c[1], c[0]))
+
+
+@pytest.mark.parametrize("learned", [False, True])
+def test_vectorised_scores_equal_the_candidate_at_a_time_formula_exactly(learned):
+    from toolret.config import LearnedWeights
+    from toolret.index.param_table import ParamTable
+    from toolret.retrieval.scoring import FEATURE_NAMES
+
+    rng = np.random.default_rng(7)
+    n_docs = 40
+    docs = [
+        ToolDoc(
+            name=f"tool_{i}",
+            description="d",
+            parameters=[
+                ToolParam(name=name, type=kind, required=bool((i + j) % 2), enum=["Paris", "Rome"] if j == 2 else None)
+                for j, (name, kind) in enumerate(
+                    [("city", "string"), ("count", "integer"), ("where", "string"), ("user_id", "string")][: i % 5]
+                )
+            ],
+        )
+        for i in range(n_docs)
+    ]
+    cands = np.sort(rng.choice(n_docs, size=25, replace=False))
+    names = ("description", "parameters", "response", "examples")
+    sig = FieldSignals(
+        candidates=cands,
+        lexical={f: (rng.random(25) * 5 * (rng.random(25) > 0.3)).astype(np.float32) for f in names},
+        lexical_bound={f: 6.0 for f in names},
+        dense={f: rng.random(25).astype(np.float32) for f in names},
+        present={f: rng.random(25) > (0.2 if f != "examples" else 0.9) for f in names},
+        evidence=0.4,
+    )
+    cfg = RetrievalConfig.preset("fast")
+    if learned:
+        coef = rng.normal(size=len(FEATURE_NAMES)).tolist()
+        cfg = cfg.model_copy(update={"learned": LearnedWeights(features=list(FEATURE_NAMES), coef=coef)})
+    query = "book 2 rooms in Paris for 3 nights"
+    args, words = spot_arguments(query), set(query.lower().split())
+    named, exact = {int(cands[0]), int(cands[3])}, {int(cands[3])}
+    history = {int(cands[5]): 0.7, int(cands[6]): 0.2}
+    expected = _reference_scores(sig, docs, cfg, args, words, named, exact, history)
+    for params in (None, ParamTable.build(docs)):
+        got = score_candidates(
+            sig,
+            docs,
+            cfg,
+            args=args,
+            query_words=words,
+            name_matches=named,
+            exact_matches=exact,
+            history=history,
+            params=params,
+        )
+        assert [(c.index, c.score, c.field_scores, c.penalty, c.features, c.cosine) for c in got] == expected
+    assert any(row[3] > 0 for row in expected) and any(row[3] == 0 for row in expected)  # penalties vary
