@@ -21,6 +21,7 @@ import numpy as np
 
 from toolret.documents.tool_doc import INDEX_FIELDS, ToolDoc
 from toolret.errors import KnowledgeBaseError
+from toolret.index.adaptation import load_hubness, save_hubness
 from toolret.index.embedding import TORCH_EMBEDDER_NAME, Embedder, resolve_embedder
 from toolret.index.lexical import LexicalIndex
 from toolret.index.snapshot import Snapshot, build_snapshot
@@ -42,6 +43,7 @@ logger = logging.getLogger("toolret")
 
 MANIFEST = "toolret.json"
 _LEXICAL_DIR = "lexical"
+_ADAPTATION = "adaptation.npz"
 
 
 def registry_hash(docs: Iterable[ToolDoc]) -> str:
@@ -113,7 +115,8 @@ def load_snapshot(writer: IndexWriter, path: Path | None) -> Snapshot:
             vectors[i] = vecs
         writer.store.upsert([docs[i] for i in repair], fresh)
     dim = next((v.shape[0] for vecs in vectors for v in vecs.values()), 0)
-    return build_snapshot(docs, vectors, dim, _load_lexical(path, docs))
+    hub = load_hubness(path / _ADAPTATION, registry_hash(docs), len(docs)) if path is not None and docs else None
+    return build_snapshot(docs, vectors, dim, _load_lexical(path, docs), hub)
 
 
 def _load_lexical(path: Path | None, docs: list[ToolDoc]) -> dict[str, LexicalIndex] | None:
@@ -149,6 +152,7 @@ def save(path: Path, snap: Snapshot, embedder_name: str, config_name: str) -> No
         final.rename(old)
     tmp.rename(final)
     shutil.rmtree(old, ignore_errors=True)
+    save_hubness(path / _ADAPTATION, snap.hubness, registry_hash(snap.docs))
     manifest = {
         "format": FORMAT_VERSION,
         "embedder": embedder_name,
