@@ -191,7 +191,8 @@ class RetrievalConfig(BaseModel):
         ge=-1,
         le=1,
         description="The description's cosine becomes cosine - hubness_weight x the tool's neighbourhood density "
-        "in the registry (mean cosine to its 10 nearest other tools, computed at index time; "
+        "in the registry (mean cosine to its 10 nearest other tools, copies above 0.95 excluded, computed at "
+        "index time; "
         "toolret.index.adaptation) before normalisation. Negative (the default, chosen leaving one dev set "
         "out) favours tools in dense regions of the registry; positive demotes hubs (CSLS); 0 turns it off.",
     )

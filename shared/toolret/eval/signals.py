@@ -33,7 +33,7 @@ logger = logging.getLogger("toolret")
 #: Candidates per field and signal kept in the cache: the deepest candidate depth LODO may try.
 POOL_DEPTH = 100
 #: Bumped whenever what is extracted changes, so stale caches are rebuilt.
-SIGNALS_VERSION = 4
+SIGNALS_VERSION = 5
 _RANK_NONE = 1 << 20
 
 

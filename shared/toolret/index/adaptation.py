@@ -1,16 +1,15 @@
 """Label-free adaptation to the registry, computed at index time from the tools themselves.
 
-**Hubness** (:func:`hubness`): in a registry of near-duplicate tools (BFCL's thousands of
-``get_*`` functions, API Bench's model zoo) some tool vectors sit close to many others and come
-out near the top of almost every query's cosine ranking — "hubs". CSLS (Conneau et al., 2018)
-corrects a cosine by the item's neighbourhood density: ``cos(q, d) - gamma * r_d`` with ``r_d``
-the mean cosine of ``d`` to its ``k`` nearest neighbours. Here the neighbours are the other
-tools' vectors of the same field (the registry is its own sample of what lies near a tool), so
-``r_d`` needs no query and no label, and is a property of the registry state: it is recomputed
-whenever the tool set changes (a stale value would re-rank tools by neighbours that are gone).
-
-The values are saved beside a saved knowledge base (``adaptation.npz``, tagged with the registry
-hash) and reused on load only for exactly that registry.
+**Neighbourhood density** (:func:`hubness`): ``r_d`` = the mean cosine of tool ``d``'s description
+vector to its ``k`` nearest other tools' (:data:`HUB_FIELDS`), a copy of the tool (cosine above
+:data:`HUB_DUPLICATE`) not counting as a neighbour. Scoring uses ``cos(q, d) - w * r_d``
+(``RetrievalConfig.hubness_weight``): ``w > 0`` is CSLS hubness reduction (Conneau et al., 2018),
+``w < 0`` — the default, chosen leaving one dev set out — favours tools in dense regions of the
+registry over isolated ones of equal cosine (docs/method.md, section 4c). ``r_d`` needs no query
+and no label and describes exactly the current tool set: it is recomputed with every snapshot
+(a stale value would re-rank tools by neighbours that are gone), and saved beside a saved
+knowledge base (``adaptation.npz``, tagged with the registry hash) to be reused on load only for
+exactly that registry.
 
 A z-score over the query's pool is invariant to any per-query shift or scale of the cosine, so a
 query-side correction does nothing; ``r_d`` is per *tool* and does change the order.
@@ -24,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 __all__ = [
+    "HUB_DUPLICATE",
     "HUB_FIELDS",
     "HUB_NEIGHBOURS",
     "HUB_REFERENCE_CAP",
@@ -41,17 +41,28 @@ HUB_FIELDS: tuple[str, ...] = ("description",)
 
 #: Neighbours averaged per tool (CSLS uses 10).
 HUB_NEIGHBOURS = 10
+#: A tool more similar than this is a copy of the tool (BFCL's ``name#n`` variants), not a
+#: neighbour: copies would make a duplicated tool look central. (0.9 also drops true neighbours.)
+HUB_DUPLICATE = 0.95
 #: Above this many tools in a field, neighbours are looked for among a fixed sample of this many
 #: (seeded, so every process computes the same values): cost O(n * cap * dim).
 HUB_REFERENCE_CAP = 4096
 _BLOCK = 1024
 
 
-def hubness(vectors: np.ndarray, k: int = HUB_NEIGHBOURS, *, cap: int = HUB_REFERENCE_CAP) -> np.ndarray:
+def hubness(
+    vectors: np.ndarray,
+    k: int = HUB_NEIGHBOURS,
+    *,
+    cap: int = HUB_REFERENCE_CAP,
+    duplicate: float = HUB_DUPLICATE,
+) -> np.ndarray:
     """Mean cosine of each row of ``vectors`` (unit length, [n, dim]) to its ``k`` nearest other rows.
 
-    Rows are compared with the others only (never with themselves); with fewer than two rows
-    every value is 0. Above ``cap`` rows the neighbours come from a seeded sample of ``cap`` rows.
+    Rows are compared with the others only (never with themselves), and a row more similar than
+    ``duplicate`` is a copy, not a neighbour; a row with no neighbour left gets 0 (so does every row
+    when there are fewer than two). Above ``cap`` rows the neighbours come from a seeded sample of
+    ``cap`` rows.
     """
     x = np.asarray(vectors, dtype=np.float32)
     n = len(x)
@@ -74,8 +85,12 @@ def hubness(vectors: np.ndarray, k: int = HUB_NEIGHBOURS, *, cap: int = HUB_REFE
         self_hit = np.zeros(stop - start, dtype=bool)
         self_hit[pos_ok] = ref_idx[pos[pos_ok]] == rows[pos_ok]
         sims[np.flatnonzero(self_hit), pos[self_hit]] = -np.inf
+        sims[sims > duplicate] = -np.inf
         top = np.partition(sims, sims.shape[1] - kk, axis=1)[:, -kk:]
-        out[start:stop] = top.mean(axis=1)
+        real = np.isfinite(top)
+        count = real.sum(axis=1)
+        total = np.where(real, top, 0.0).sum(axis=1)
+        out[start:stop] = np.where(count > 0, total / np.maximum(count, 1), 0.0)
     return out
 
 
@@ -104,7 +119,7 @@ def tool_hubness(
 def save_hubness(path: Path, hubness: dict[str, np.ndarray], registry: str) -> None:
     """Write ``hubness`` beside a saved knowledge base, tagged with its registry hash (atomically)."""
     tmp = path.with_name(f".{path.name}.tmp.npz")
-    meta = np.array([registry, str(HUB_NEIGHBOURS), str(HUB_REFERENCE_CAP)])
+    meta = np.array([registry, _settings()])
     np.savez(tmp, __meta=meta, **{f"field__{f}": v for f, v in hubness.items()})  # type: ignore[arg-type]
     os.replace(tmp, path)
 
@@ -114,9 +129,13 @@ def load_hubness(path: Path, registry: str, n_tools: int) -> dict[str, np.ndarra
     try:
         with np.load(path) as data:
             meta = [str(x) for x in data["__meta"]]
-            if meta != [registry, str(HUB_NEIGHBOURS), str(HUB_REFERENCE_CAP)]:
+            if meta != [registry, _settings()]:
                 return None
             out = {k.split("__", 1)[1]: data[k] for k in data.files if k.startswith("field__")}
     except (OSError, KeyError, ValueError):
         return None
     return out if all(len(v) == n_tools for v in out.values()) else None
+
+
+def _settings() -> str:
+    return f"k={HUB_NEIGHBOURS} cap={HUB_REFERENCE_CAP} duplicate={HUB_DUPLICATE} fields={','.join(HUB_FIELDS)}"
