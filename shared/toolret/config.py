@@ -186,6 +186,16 @@ class RetrievalConfig(BaseModel):
         "identifiers, argument values; toolret.retrieval.evidence): logit(beta_q) = logit(lexical_weight) + "
         "evidence_slope x evidence(q). 0 keeps lexical_weight for every query.",
     )
+    hubness_weight: float = Field(
+        default=-0.4,
+        ge=-1,
+        le=1,
+        description="The description's cosine becomes cosine - hubness_weight x the tool's neighbourhood density "
+        "in the registry (mean cosine to its 10 nearest other tools, copies above 0.95 excluded, computed at "
+        "index time; "
+        "toolret.index.adaptation) before normalisation. Negative (the default, chosen leaving one dev set "
+        "out) favours tools in dense regions of the registry; positive demotes hubs (CSLS); 0 turns it off.",
+    )
     candidates_per_field: int = Field(default=50, ge=1, le=10_000)
     name_match_boost: float = Field(default=0.2, ge=0)
     exact_name_boost: float = Field(

@@ -129,7 +129,13 @@ def test_persistence_round_trip_gives_identical_results(tmp_path, embedder):
     reopened = ToolKnowledgeBase.load(path, embedder=embedder)
     assert len(reopened) == 4
     after = [reopened.search(q, k=4).tools for q in queries]
-    assert before == after
+    # ChromaDB returns the vectors to within 1e-8, which can flip the 6th decimal of a rounded score
+    assert [[t.id for t in r] for r in before] == [[t.id for t in r] for r in after]
+    for one, two in zip(before, after):
+        for a, b in zip(one, two):
+            assert a.score == pytest.approx(b.score, abs=1e-5)
+            assert a.field_scores == pytest.approx(b.field_scores, abs=1e-5)
+            assert a.penalty == b.penalty and a.similarity == pytest.approx(b.similarity, abs=1e-5)
     assert reopened.tool("get_weather") is None  # live objects are not persisted...
     assert reopened.bind(TOOLS) == 4  # ...and can be re-attached
     assert reopened.tool("get_weather") is get_weather

@@ -24,11 +24,13 @@ import numpy as np
 
 from toolret.documents.tool_doc import INDEX_FIELDS
 from toolret.eval.signals import QUERY_FEATURES, DatasetSignals
+from toolret.index.adaptation import HUB_FIELDS
 
 __all__ = ["FoldResult", "Setting", "choose", "default_setting", "grid", "lodo", "score_setting"]
 
 _F = len(INDEX_FIELDS)
 _LOG2 = 1.0 / np.log2(np.arange(2, 12))
+_HUB_MASK = np.array([f in HUB_FIELDS for f in INDEX_FIELDS])
 
 
 @dataclass(frozen=True)
@@ -47,13 +49,16 @@ class Setting:
     lex_sd_floor: float = 0.0  # zscore: BM25 deviation floor, as a share of the query's BM25 bound
     dense_sd_floor: float = 0.0  # zscore: cosine deviation floor
     min_field_pool: int = 0  # zscore: a field fewer candidates have uses the query's shared statistics
+    hub_weight: float = 0.0  # cosine minus hub_weight x the tool's hubness (toolret.index.adaptation)
+    hub_all_fields: bool = False  # measured only: every field's hubness, not just HUB_FIELDS (the engine's)
 
     def label(self) -> str:
         w = "/".join(f"{x:g}" for x in self.weights)
         return (
             f"{self.normalization} beta={self.beta:g} slope={self.evidence_slope:g} w={w} depth={self.depth} "
             f"name={self.name_boost:g} pen={self.penalty_scale:g} floor={self.lex_floor:g} "
-            f"margin={self.auto_margin:g} sd_floor={self.lex_sd_floor:g}/{self.dense_sd_floor:g}"
+            f"margin={self.auto_margin:g} sd_floor={self.lex_sd_floor:g}/{self.dense_sd_floor:g} "
+            f"hub={self.hub_weight:g}{'(all fields)' if self.hub_all_fields else ''}"
         )
 
 
@@ -114,6 +119,9 @@ def fused_scores(sig: DatasetSignals, s: Setting, beta_q: np.ndarray | None = No
     pres = sig.present & pool[:, :, None]
     lex = sig.lex.astype(np.float64)
     dense = sig.dense.astype(np.float64)
+    if s.hub_weight:
+        hub = sig.hub if s.hub_all_fields else np.where(_HUB_MASK, sig.hub, 0.0)
+        dense = dense - s.hub_weight * hub
     if s.normalization == "bound":
         bound = sig.bound[:, None, :].astype(np.float64)
         ln = np.where(bound > 0, np.clip(lex / np.where(bound > 0, bound, 1.0), 0.0, 1.0), 0.0)
@@ -301,6 +309,7 @@ def default_setting(preset: str = "fast") -> Setting:
         lex_sd_floor=cfg.lexical_sd_floor,
         dense_sd_floor=cfg.dense_sd_floor,
         min_field_pool=cfg.min_field_pool,
+        hub_weight=cfg.hubness_weight,
     )
 
 
@@ -331,6 +340,8 @@ def search_space(base: Setting) -> list[Setting]:
             )
     out += grid(base, depth=(25, 50, 100), name_boost=(0.0, 0.2, 0.5), penalty_scale=(0.0, 0.05, 0.1))
     out += grid(base, lex_sd_floor=(0.0, 0.02, 0.05), dense_sd_floor=(0.0, 0.05), min_field_pool=(0, 5))
+    # the registry's density prior (toolret.index.adaptation), on the description or every field
+    out += grid(base, hub_weight=HUB_WEIGHTS, beta=(0.25, 0.35, 0.45), hub_all_fields=(False, True))
     return list(dict.fromkeys(out))
 
 
@@ -343,6 +354,9 @@ def choose_margin(
     scores = [np.mean([score_setting(sigs[i], replace(base, auto_margin=m))["tracc"] for i in multi]) for m in margins]
     return float(margins[int(np.argmax(scores))])
 
+
+#: Hubness weights tried: negative favours tools in dense regions of the registry, positive demotes hubs (CSLS).
+HUB_WEIGHTS = (-0.6, -0.5, -0.4, -0.3, -0.2, -0.1, 0.0, 0.1, 0.2)
 
 #: k="auto" margins tried (on the scale of the fused score).
 AUTO_MARGINS = (0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5)

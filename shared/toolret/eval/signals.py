@@ -33,7 +33,7 @@ logger = logging.getLogger("toolret")
 #: Candidates per field and signal kept in the cache: the deepest candidate depth LODO may try.
 POOL_DEPTH = 100
 #: Bumped whenever what is extracted changes, so stale caches are rebuilt.
-SIGNALS_VERSION = 3
+SIGNALS_VERSION = 5
 _RANK_NONE = 1 << 20
 
 
@@ -57,6 +57,8 @@ class DatasetSignals:
     rel_group: np.ndarray  # [Q, C] candidate's name is relevant
     n_rel_group: np.ndarray  # [Q] relevant names
     qfeat: np.ndarray  # [Q, len(QUERY_FEATURES)] query evidence features
+    cand: np.ndarray  # [Q, C] the candidate's tool index in the registry (-1 in padding)
+    hub: np.ndarray  # [Q, C, F] the candidate's hubness in every field (toolret.index.adaptation), 0 where absent
     baselines: dict[str, np.ndarray]  # "bm25"/"cosine" (+ "@name") -> [Q, 3] recall@5, ndcg@10, completeness@10
     has_names: bool = False
 
@@ -117,6 +119,7 @@ def extract_signals(
     from toolret.config import PenaltyConfig, RetrievalConfig
     from toolret.documents.text import tokenize
     from toolret.eval.baseline import BM25Baseline, CosineBaseline
+    from toolret.index.adaptation import tool_hubness
     from toolret.index.dense import dense_scores
     from toolret.index.lexical import analyze
     from toolret.retrieval.arguments import spot_arguments
@@ -135,6 +138,8 @@ def extract_signals(
     name_ids: dict[str, int] = {}
     group_of = np.array([name_ids.setdefault(_name_of(d.id), len(name_ids)) for d in snap.docs], dtype=np.int32)
     df, n_docs = registry_df(snap)
+    every = tool_hubness(snap.vectors, snap.rows, n_tools, fields=INDEX_FIELDS)  # the engine uses HUB_FIELDS only
+    hub_all = np.stack([every[f] for f in INDEX_FIELDS], axis=1)  # [N, F]
     bm25 = BM25Baseline(dataset.tools)
     cosine = CosineBaseline(dataset.tools, embedder=embedder)
     qvecs = embedder.embed([q.query for q in queries])
@@ -174,6 +179,8 @@ def extract_signals(
                 "rel_group": np.array([_name_of(snap.docs[c].id) in rel_names for c in cands.tolist()]),
                 "n_rel_group": len(rel_names),
                 "qfeat": np.array(query_features(q.query, tokens, df, n_docs), dtype=np.float32),
+                "cand": cands,
+                "hub": hub_all[cands],
             }
         )
         ranked_bm25 = bm25.search(q.query, k=40).ids
@@ -211,6 +218,8 @@ def extract_signals(
         rel_group=pad("rel_group", (), bool),
         n_rel_group=np.array([r["n_rel_group"] for r in rows], dtype=np.int32),
         qfeat=np.stack([r["qfeat"] for r in rows]),
+        cand=pad("cand", (), np.int32, -1),
+        hub=pad("hub", (F,), np.float32),
         baselines={k: np.array(v, dtype=np.float32) for k, v in base.items()},
         has_names=has_names,
     )

@@ -21,6 +21,7 @@ _EXPORTS = {
     "FORMAT_VERSION": "store",
     "FaithfulnessVerdict": "expansion",
     "GENERATED_FIELDS": "expansion",
+    "HUB_FIELDS": "adaptation",
     "IndexWriter": "writer",
     "LLMExpander": "expansion",
     "LexicalIndex": "lexical",
@@ -56,6 +57,7 @@ _EXPORTS = {
     "resolve_embedder": "embedding",
     "save": "persistence",
     "saved_folder": "persistence",
+    "tool_hubness": "adaptation",
 }
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

@@ -25,6 +25,7 @@ import numpy as np
 from toolret.documents.tool_doc import INDEX_FIELDS, ToolDoc
 from toolret.errors import KnowledgeBaseError
 from toolret.index import snapshot_file
+from toolret.index.adaptation import load_hubness, save_hubness
 from toolret.index.embedding import TORCH_EMBEDDER_NAME, Embedder, resolve_embedder
 from toolret.index.lexical import LexicalIndex
 from toolret.index.local_store import LocalStore, damaged_message
@@ -48,6 +49,7 @@ __all__ = [
 logger = logging.getLogger("toolret")
 
 _LEXICAL_DIR = "lexical"
+_ADAPTATION = "adaptation.npz"
 
 
 def registry_hash(docs: Iterable[ToolDoc]) -> str:
@@ -124,9 +126,9 @@ def load_snapshot(writer: IndexWriter, path: Path | None) -> Snapshot:
     incomplete tools re-embedded, saved BM25 indexes reused."""
     saved = writer.store.saved if isinstance(writer.store, LocalStore) else None
     if saved is not None:
-        return build_snapshot(
-            saved.docs, saved.vectors, saved.dim, _load_lexical(path, saved.docs, saved.registry_hash)
-        )
+        hub = load_hubness(path / _ADAPTATION, saved.registry_hash, len(saved.docs)) if path and saved.docs else None
+        lexical = _load_lexical(path, saved.docs, saved.registry_hash)
+        return build_snapshot(saved.docs, saved.vectors, saved.dim, lexical, hub)
     stored = writer.store.read_all()
     docs = [s.doc for s in stored]
     vectors = [s.vectors for s in stored]
@@ -138,7 +140,8 @@ def load_snapshot(writer: IndexWriter, path: Path | None) -> Snapshot:
             vectors[i] = vecs
         writer.store.upsert([docs[i] for i in repair], fresh)
     dim = next((v.shape[0] for vecs in vectors for v in vecs.values()), 0)
-    return build_snapshot(docs, vectors, dim, _load_lexical(path, docs))
+    hub = load_hubness(path / _ADAPTATION, registry_hash(docs), len(docs)) if path is not None and docs else None
+    return build_snapshot(docs, vectors, dim, _load_lexical(path, docs), hub)
 
 
 def opened(writer: IndexWriter) -> None:
@@ -211,6 +214,7 @@ def save(path: Path, writer: IndexWriter, config_name: str) -> None:
         final.rename(old)
     tmp.rename(final)
     shutil.rmtree(old, ignore_errors=True)
+    save_hubness(path / _ADAPTATION, snap.hubness, registry_hash(snap.docs))
     clean = False
     store = writer.store
     if isinstance(store, LocalStore):

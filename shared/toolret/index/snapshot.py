@@ -15,6 +15,7 @@ import numpy as np
 
 from toolret.documents.text import humanize_name
 from toolret.documents.tool_doc import INDEX_FIELDS, ToolDoc
+from toolret.index.adaptation import tool_hubness
 from toolret.index.lexical import LexicalIndex
 from toolret.index.param_table import ParamTable
 
@@ -41,6 +42,9 @@ class Snapshot:
     dim: int = 0
     rows: dict[str, np.ndarray] = field(default_factory=dict)
     slot: dict[str, np.ndarray] = field(default_factory=dict)
+    #: Per field, each tool's neighbourhood density in this registry (toolret.index.adaptation),
+    #: computed with the snapshot so it always describes exactly these tools.
+    hubness: dict[str, np.ndarray] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self.docs)
@@ -69,8 +73,13 @@ def build_snapshot(
     vectors: Sequence[dict[str, np.ndarray]],
     dim: int,
     lexical: dict[str, LexicalIndex] | None = None,
+    hubness: dict[str, np.ndarray] | None = None,
 ) -> Snapshot:
-    """Assemble the per-field matrices and indexes for a list of tools (order kept)."""
+    """Assemble the per-field matrices and indexes for a list of tools (order kept).
+
+    ``lexical`` and ``hubness`` are reused when given (read back from a saved knowledge base whose
+    registry hash matches); otherwise they are computed here.
+    """
     n = len(docs)
     mats: dict[str, np.ndarray] = {}
     present: dict[str, np.ndarray] = {}
@@ -103,6 +112,7 @@ def build_snapshot(
         dim=dim,
         rows=rows,
         slot=slot,
+        hubness=hubness if hubness is not None else tool_hubness(mats, rows, n),
     )
     snap.params  # noqa: B018 - built with the snapshot, not by the first search after a write
     return snap

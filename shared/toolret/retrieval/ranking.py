@@ -96,6 +96,7 @@ def rank_query(
         dense={f: dense_all[f][cands] for f in fields},
         present={f: snap.present[f][cands] for f in fields},
         evidence=evidence,
+        hubness={f: snap.hubness[f][cands] for f in fields if config.hubness_weight and f in snap.hubness},
     )
     query_words = set(tokenize(text, drop_stopwords=False))
     whole = text.strip().lower()

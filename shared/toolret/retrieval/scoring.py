@@ -17,6 +17,7 @@ Every default was chosen leaving one dev set out (``toolret bench --lodo``, docs
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -58,6 +59,8 @@ class FieldSignals:
     present: dict[str, np.ndarray]
     #: The query's lexical evidence (:func:`evidence_score`); 0 = neutral.
     evidence: float = 0.0
+    #: Per field, each candidate's neighbourhood density in the registry (Snapshot.hubness).
+    hubness: dict[str, np.ndarray] = dataclasses.field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -196,6 +199,10 @@ def score_candidates(
     ``params`` is the snapshot's table of ``docs``' parameters (:attr:`Snapshot.params
     <toolret.index.snapshot.Snapshot.params>`); without it one is built for the candidates.
     """
+    raw_dense = signals.dense
+    if config.hubness_weight and signals.hubness:  # cosine - weight x density (toolret.index.adaptation)
+        adjusted = {f: c - config.hubness_weight * signals.hubness.get(f, 0.0) for f, c in raw_dense.items()}
+        signals = dataclasses.replace(signals, dense=adjusted)
     weights = config.field_weights.as_dict()
     beta = query_beta(config.lexical_weight, config.evidence_slope, signals.evidence)
     n = len(signals.candidates)
@@ -232,7 +239,7 @@ def score_candidates(
     weight_sum[weight_sum == 0] = 1.0
     raw_cos = np.zeros(n, dtype=np.float64)
     for name in per_field:
-        raw_cos = np.maximum(raw_cos, np.where(signals.present[name], signals.dense[name], 0.0))
+        raw_cos = np.maximum(raw_cos, np.where(signals.present[name], raw_dense[name], 0.0))
     base = combined / weight_sum + config.bias
 
     cand = signals.candidates.tolist()

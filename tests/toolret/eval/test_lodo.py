@@ -119,17 +119,26 @@ def _setting_of(cfg: RetrievalConfig) -> Setting:
         lex_sd_floor=cfg.lexical_sd_floor,
         dense_sd_floor=cfg.dense_sd_floor,
         min_field_pool=cfg.min_field_pool,
+        hub_weight=cfg.hubness_weight,
     )
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("normalization", ["bound", "minmax", "zscore"])
-def test_cached_signals_rescore_like_the_engine(tiny: Path, embedder, normalization: str) -> None:
+@pytest.mark.parametrize(
+    ("normalization", "hubness"), [("bound", 0.0), ("minmax", 0.0), ("zscore", 0.0), ("zscore", -0.3), ("zscore", 0.5)]
+)
+def test_cached_signals_rescore_like_the_engine(tiny: Path, embedder, normalization: str, hubness: float) -> None:
     """The numpy re-scoring of a setting gives the engine's own ranking, query by query."""
     dataset = load_dataset(tiny)
     sig = extract_signals(dataset, embedder, limit=None)
     cfg = RetrievalConfig.preset("fast").model_copy(
-        update={"normalization": normalization, "lexical_weight": 0.6, "evidence_slope": 1.0, "lexical_floor": 0.3}
+        update={
+            "normalization": normalization,
+            "lexical_weight": 0.6,
+            "evidence_slope": 1.0,
+            "lexical_floor": 0.3,
+            "hubness_weight": hubness,
+        }
     )
     kb = ToolKnowledgeBase(None, embedder=embedder, config=cfg)
     kb.add(dataset.tool_docs())

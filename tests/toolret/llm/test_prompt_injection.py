@@ -95,10 +95,14 @@ def hostile_kb(embedder):
 def test_hostile_tools_do_not_move_the_offline_ranking(clean_kb, hostile_kb, query: str) -> None:
     hostile_ids = {t.id for t in HOSTILE}
     for preset in ("fast", "balanced"):
-        clean = clean_kb.search(query, k=len(BENIGN), config=preset)
+        # The registry-density prior (docs/method.md 4c) depends on which tools are registered, by
+        # design, so added tools may swap near-ties among the others; injected text must not.
+        fixed = RetrievalConfig.preset(preset).with_(hubness_weight=0.0)
+        clean = clean_kb.search(query, k=len(BENIGN), config=fixed)
+        unweighted = hostile_kb.search(query, k=len(BENIGN) + len(HOSTILE), config=fixed)
+        benign_order = [i for i in unweighted.ids if i not in hostile_ids]
+        assert benign_order[:3] == clean.ids[:3], (preset, unweighted.ids)
         mixed = hostile_kb.search(query, k=len(BENIGN) + len(HOSTILE), config=preset)
-        benign_order = [i for i in mixed.ids if i not in hostile_ids]
-        assert benign_order[:3] == clean.ids[:3], (preset, mixed.ids)
         if QUERIES[query] is not None:
             assert mixed.ids[0] == QUERIES[query], (preset, mixed.ids)
             relevant = mixed.tools[0].score
