@@ -175,6 +175,7 @@ def run_size(
             f"M={size}: {preset} R@5 {report.metrics['recall@5']:.3f} p50 {report.latency_ms['p50']:.1f} ms", flush=True
         )
     entry["embed_floor_ms"] = embedding_floor(model, queries)  # measured in the same run as the searches
+    entry["ann"] = _ann_entry(kb, model, queries[::2])
     entry["rss_peak_mb"] = _peak_rss_mb()
     entry["load_average_1m_end"] = os.getloadavg()[0]  # other work on the machine inflates latencies
     entry["blas_threads"] = os.environ.get("OPENBLAS_NUM_THREADS", "default")
@@ -182,6 +183,22 @@ def run_size(
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(entry, indent=2) + "\n", encoding="utf-8")
     return entry
+
+
+def _ann_entry(kb: Any, model: Any, queries: Sequence[Any]) -> dict[str, Any]:
+    """Recall of the approximate dense index vs the exact scan, its build time and memory (printed)."""
+    from toolret.eval.scale_ann import ann_report
+
+    snap = kb._writer.snapshot  # the benchmark reads its own knowledge base's snapshot
+    report = ann_report(snap, list(model.embed([q.query for q in queries])) if snap.ann else [])
+    for field, r in report["fields"].items():
+        print(
+            f"  ANN {field}: {r['rows']} rows, recall@10 {r['recall_at_10']:.4f}, recall@50 {r['recall_at_50']:.4f}, "
+            f"build {r['build_seconds']:.1f} s, {r['rows_mb'] + r['index_mb']:.0f} MB (float32 {r['float32_mb']:.0f} MB)",
+            flush=True,
+        )
+    print(f"  vectors {report['vectors_mb']:.0f} MB (all float32: {report['float32_mb']:.0f} MB)", flush=True)
+    return report
 
 
 def _peak_rss_mb() -> float:
