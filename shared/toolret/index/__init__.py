@@ -11,7 +11,6 @@ from toolret._exports import lazy_exports
 
 _EXPORTS = {
     "ANN_MIN_ROWS": "ann",
-    "AnnIndex": "ann",
     "CallableEmbedder": "embedding",
     "Changes": "refresh",
     "DenseHits": "dense",
@@ -24,6 +23,7 @@ _EXPORTS = {
     "FORMAT_VERSION": "store",
     "FaithfulnessVerdict": "expansion",
     "GENERATED_FIELDS": "expansion",
+    "HalfScanIndex": "ann",
     "IndexWriter": "writer",
     "LLMExpander": "expansion",
     "LexicalIndex": "lexical",

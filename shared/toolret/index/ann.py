@@ -1,102 +1,100 @@
-"""An approximate nearest-neighbour index over one large field: candidates without a full scan.
+"""Dense search over one large field without a float32 scan: float16 rows scanned by faiss.
 
-Above :data:`ANN_MIN_ROWS` rows in a field, :func:`toolret.index.dense.dense_search` asks this
-index for candidates instead of scanning every row. It is a faiss inverted-file index (IVF):
-the rows are clustered once (k-means on a sample), each query scans the rows of its
-``nprobe`` nearest clusters only, with the vectors held as 8-bit codes (a quarter of float32).
-The index only proposes: it returns a few times more rows than asked for, and
-:mod:`toolret.index.dense` re-scores them from the snapshot's float16 rows, so what ranking
-reads is the true cosine and only the choice of candidates is approximate.
+Above :data:`ANN_MIN_ROWS` rows in a field, the snapshot keeps that field's vectors as float16
+inside a faiss flat scalar-quantizer index (``QT_fp16``), and
+:func:`toolret.index.dense.dense_search` asks it for the field's top candidates. faiss decodes
+float16 with SIMD while it scans, so the scan reads half the bytes of a float32 matrix and runs
+2-2.7x faster than numpy's float32 matrix-vector product at 100k rows (docs/storage.md), and
+the index's storage *is* the snapshot's matrix (:attr:`HalfScanIndex.matrix` is a view of it):
+one copy, two bytes per value, and no build beyond encoding.
 
-Why IVF and not a graph (HNSW): measured on the 100k-tool scale registry (docs/storage.md),
-both reach recall@10 >= 0.99 of the exact scan, but an HNSW graph took several times longer to
-build, and a snapshot is rebuilt on every write and on every open (the index is not persisted:
-rebuilding it is cheaper than storing it beside ChromaDB).
+Why not a true approximate index (IVF, HNSW): measured on the 100k-tool scale registry, the
+exact top 10 of a query's description neighbours are spread over many clusters (a real tool's
+bundled variants differ by their other half), so IVF found 0.93 of them scanning 4% of the rows
+and 0.97 scanning 20%, and an HNSW graph (M=16) 0.91 at efSearch 256 after a 20 s build per
+field; ranking needs >= 0.99. The float16 scan finds 0.998 (the misses are float16 rounding
+between near-equal cosines).
 """
 
 from __future__ import annotations
 
-import math
 import time
+from typing import Any
 
 import numpy as np
 
 from toolret.errors import MissingDependencyError
 
-__all__ = ["ANN_MIN_ROWS", "AnnIndex"]
+__all__ = ["ANN_MIN_ROWS", "HalfScanIndex"]
 
-#: Fields with at least this many rows get an approximate index; smaller ones are scanned exactly
-#: (a 20k x 384 float32 scan is about a millisecond, and small registries keep exact answers).
+#: Fields with at least this many rows are held as float16 and scanned by faiss; smaller ones stay
+#: float32 and are scanned by numpy (about a millisecond at 20k rows, and exact to the last bit).
 ANN_MIN_ROWS = 20_000
 
-#: Clusters scanned per query, and how many clusters per sqrt(rows). 4*sqrt(100k) = 1265 clusters of
-#: ~80 rows; 48 of them are ~4% of the rows.
-NPROBE = 48
-_CLUSTERS_PER_SQRT = 4
-#: The approximate search returns this many times the candidates asked for, re-scored exactly.
-POOL_FACTOR = 2
-_TRAIN_PER_CLUSTER = 40
+_BLOCK = 16_384
 
 
-def _faiss() -> object:
+def _faiss() -> Any:
     try:
         import faiss
     except ImportError:
-        raise MissingDependencyError("faiss-cpu", purpose="approximate dense search on large registries") from None
+        raise MissingDependencyError("faiss-cpu", purpose="dense search over large registries") from None
     return faiss
 
 
-class AnnIndex:
-    """Approximate inner-product search over the rows of one field matrix (unit vectors)."""
+class _CodesOwner:
+    """Exposes the index's float16 codes to numpy while holding the index: arrays (and every view
+    of them) keep this object, hence the faiss storage under them, alive."""
 
-    def __init__(self, index: object, rows: int, nprobe: int, build_seconds: float = 0.0) -> None:
+    def __init__(self, index: Any, rows: int, dim: int) -> None:
+        self.index = index
+        address = 0
+        if rows:
+            codes = _faiss().rev_swig_ptr(index.codes.data(), rows * dim * 2)
+            address = codes.__array_interface__["data"][0]
+        self.__array_interface__ = {
+            "shape": (rows, dim),
+            "typestr": "<f2",
+            "data": (address, True),  # read-only: faiss scans these bytes
+            "version": 3,
+        }
+
+
+class HalfScanIndex:
+    """One field's rows as float16 in a faiss ``IndexScalarQuantizer``, searched by inner product."""
+
+    def __init__(self, index: Any, dim: int, build_seconds: float = 0.0) -> None:
         self._index = index
-        self.rows = rows
-        self.nprobe = nprobe
-        #: Wall time of :meth:`build` (reported by the scale benchmark: it is paid on every rebuild).
+        self.rows = int(index.ntotal)
+        #: The rows, float16, row r = the field's r-th row (a read-only view of the index's storage).
+        self.matrix: np.ndarray = np.asarray(_CodesOwner(index, self.rows, dim))
+        #: Wall time of :meth:`build` (it is paid on every snapshot rebuild and every open).
         self.build_seconds = build_seconds
 
     @classmethod
-    def build(cls, mat: np.ndarray, *, nprobe: int = NPROBE, seed: int = 0) -> AnnIndex:
-        """Cluster ``mat``'s rows and index them; deterministic for a given matrix and seed."""
+    def build(cls, blocks: Any, dim: int) -> HalfScanIndex:
+        """Encode row blocks (float32 arrays, in row order) without ever holding all rows as float32."""
         faiss = _faiss()
         start = time.perf_counter()
-        n, dim = mat.shape
-        nlist = max(1, min(n // _TRAIN_PER_CLUSTER, int(_CLUSTERS_PER_SQRT * math.sqrt(n))))
-        quantizer = faiss.IndexFlatIP(dim)  # type: ignore[attr-defined]
-        index = faiss.IndexIVFScalarQuantizer(  # type: ignore[attr-defined]
-            quantizer,
-            dim,
-            nlist,
-            faiss.ScalarQuantizer.QT_8bit,
-            faiss.METRIC_INNER_PRODUCT,  # type: ignore[attr-defined]
-        )
-        index.cp.niter = 10
-        index.cp.seed = seed
-        index.cp.max_points_per_centroid = _TRAIN_PER_CLUSTER
-        index.cp.min_points_per_centroid = 1
-        rng = np.random.default_rng(seed)
-        sample = rng.choice(n, size=min(n, nlist * _TRAIN_PER_CLUSTER), replace=False)
-        index.train(np.ascontiguousarray(mat[np.sort(sample)], dtype=np.float32))
-        for start in range(0, n, 16_384):  # float32 in blocks: never a whole float32 copy
-            index.add(np.ascontiguousarray(mat[start : start + 16_384], dtype=np.float32))
-        index.nprobe = min(nprobe, nlist)
-        return cls(index, n, index.nprobe, time.perf_counter() - start)
+        index = faiss.IndexScalarQuantizer(dim, faiss.ScalarQuantizer.QT_fp16, faiss.METRIC_INNER_PRODUCT)
+        for block in blocks:
+            index.add(np.ascontiguousarray(block, dtype=np.float32))
+        return cls(index, dim, time.perf_counter() - start)
 
-    def pool_size(self, n: int) -> int:
-        """How many rows to ask for when ranking wants ``n``."""
-        return min(self.rows, POOL_FACTOR * n)
+    @classmethod
+    def from_matrix(cls, mat: np.ndarray) -> HalfScanIndex:
+        return cls.build((mat[s : s + _BLOCK] for s in range(0, len(mat), _BLOCK)), mat.shape[1])
 
     def search(self, query: np.ndarray, k: int) -> np.ndarray:
-        """Row numbers of (about) the ``k`` rows with the largest inner product with ``query``."""
+        """Row numbers of the ``k`` rows with the largest inner product with ``query`` (best first)."""
+        if k <= 0 or self.rows == 0:
+            return np.zeros(0, dtype=np.int64)
         q = np.ascontiguousarray(query, dtype=np.float32).reshape(1, -1)
-        _, labels = self._index.search(q, k)  # type: ignore[attr-defined]
-        found = labels[0]
+        _, labels = self._index.search(q, min(k, self.rows))
+        found: np.ndarray = labels[0]
         return found[found >= 0]
 
     @property
     def nbytes(self) -> int:
-        """Memory held by the index: codes, row ids and centroids."""
-        index = self._index
-        codes = index.ntotal * (index.code_size + 8)  # type: ignore[attr-defined]
-        return int(codes + index.nlist * index.d * 4)  # type: ignore[attr-defined]
+        """Memory held: the float16 rows (the same bytes as :attr:`matrix`, counted once)."""
+        return int(self.matrix.nbytes)

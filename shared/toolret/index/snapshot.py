@@ -7,14 +7,14 @@ without taking a lock on the hot path.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from toolret.documents.text import humanize_name
 from toolret.documents.tool_doc import INDEX_FIELDS, ToolDoc
-from toolret.index.ann import ANN_MIN_ROWS, AnnIndex
+from toolret.index.ann import ANN_MIN_ROWS, HalfScanIndex
 from toolret.index.lexical import LexicalIndex
 
 __all__ = ["Snapshot", "build_snapshot"]
@@ -30,8 +30,9 @@ class Snapshot:
     tool's row in ``vectors[f]`` (-1 where absent); a field no tool has holds zero rows.
 
     A field with at least ``ANN_MIN_ROWS`` rows is stored as float16 (half the memory; at 100k
-    tools the vectors were a quarter of the process) with an approximate index in ``ann[f]``;
-    smaller fields stay float32 and are scanned exactly (numpy casts float16 to float32 at
+    tools float32 vectors were a quarter of the process): ``vectors[f]`` is then a read-only view
+    of the storage of ``ann[f]``, the faiss index that scans it (:mod:`toolret.index.ann`).
+    Smaller fields stay float32 and numpy scans them (numpy's own float16 arithmetic casts at
     ~60M values/s here, far slower than a float32 BLAS scan of a small matrix). Dense search
     over them is :func:`toolret.index.dense.dense_search`.
     """
@@ -45,7 +46,7 @@ class Snapshot:
     dim: int = 0
     rows: dict[str, np.ndarray] = field(default_factory=dict)
     slot: dict[str, np.ndarray] = field(default_factory=dict)
-    ann: dict[str, AnnIndex] = field(default_factory=dict)
+    ann: dict[str, HalfScanIndex] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self.docs)
@@ -55,8 +56,8 @@ class Snapshot:
         return {f: self.vectors[f][self.slot[f][i]] for f in self.vectors if self.slot[f][i] >= 0}
 
     def vector_bytes(self) -> dict[str, int]:
-        """Bytes held per field: its matrix plus its approximate index, if any."""
-        return {f: m.nbytes + (self.ann[f].nbytes if f in self.ann else 0) for f, m in self.vectors.items()}
+        """Bytes of vectors held per field (a float16 field's matrix is its index's storage: counted once)."""
+        return {f: m.nbytes for f, m in self.vectors.items()}
 
 
 def _name_keys(doc: ToolDoc) -> set[str]:
@@ -68,14 +69,25 @@ def _name_keys(doc: ToolDoc) -> set[str]:
     return {k for k in keys if len(k) >= 3}
 
 
-def _field_matrix(vectors: Sequence[dict[str, np.ndarray]], f: str, dim: int, ann_min_rows: int) -> np.ndarray:
-    """One field's rows, filled in place (float16 from ``ann_min_rows`` rows on): no float32 detour."""
-    have = [i for i, vecs in enumerate(vectors) if f in vecs]
-    mat = np.empty((len(have), dim), dtype=np.float16 if len(have) >= ann_min_rows else np.float32)
+def _blocks(vectors: Sequence[dict[str, np.ndarray]], f: str, have: np.ndarray) -> Iterator[np.ndarray]:
+    """The field's rows, 4096 at a time (float32 for that block only)."""
     for start in range(0, len(have), 4096):
-        block = have[start : start + 4096]
-        mat[start : start + len(block)] = np.stack([vectors[i][f] for i in block])
-    return mat
+        yield np.stack([vectors[i][f] for i in have[start : start + 4096].tolist()]).astype(np.float32)
+
+
+def _field_matrix(
+    vectors: Sequence[dict[str, np.ndarray]], f: str, have: np.ndarray, dim: int, ann_min_rows: int
+) -> tuple[np.ndarray, HalfScanIndex | None]:
+    """One field's matrix; from ``ann_min_rows`` rows on, float16 inside its scan index."""
+    if len(have) >= ann_min_rows:
+        index = HalfScanIndex.build(_blocks(vectors, f, have), dim)
+        return index.matrix, index
+    mat = np.empty((len(have), dim), dtype=np.float32)
+    start = 0
+    for block in _blocks(vectors, f, have):
+        mat[start : start + len(block)] = block
+        start += len(block)
+    return mat, None
 
 
 def build_snapshot(
@@ -87,7 +99,7 @@ def build_snapshot(
 ) -> Snapshot:
     """Assemble the per-field matrices and indexes for a list of tools (order kept).
 
-    Fields with ``ann_min_rows`` rows or more are stored compact and get an approximate index
+    Fields with ``ann_min_rows`` rows or more are stored as float16 in a faiss scan index
     (:mod:`toolret.index.ann`); tests lower the threshold to exercise that path on small data.
     """
     n = len(docs)
@@ -95,12 +107,12 @@ def build_snapshot(
     present: dict[str, np.ndarray] = {}
     rows: dict[str, np.ndarray] = {}
     slot: dict[str, np.ndarray] = {}
-    ann: dict[str, AnnIndex] = {}
+    ann: dict[str, HalfScanIndex] = {}
     for f in INDEX_FIELDS:
         have = np.asarray([i for i, vecs in enumerate(vectors) if f in vecs], dtype=np.int64)
-        mats[f] = _field_matrix(vectors, f, dim, ann_min_rows)
-        if len(have) >= ann_min_rows:
-            ann[f] = AnnIndex.build(mats[f])
+        mats[f], index = _field_matrix(vectors, f, have, dim, ann_min_rows)
+        if index is not None:
+            ann[f] = index
         rows[f] = have
         present[f] = np.zeros(n, dtype=bool)
         present[f][have] = True

@@ -1,13 +1,15 @@
-"""The approximate dense path (forced on with a low threshold) answers like the exact scan."""
+"""The float16 dense path (forced on with a low threshold) answers like the float32 scan."""
 
 from __future__ import annotations
+
+import gc
 
 import numpy as np
 import pytest
 
 from toolret import ToolDoc
 from toolret.config import RetrievalConfig
-from toolret.index.ann import AnnIndex
+from toolret.index.ann import HalfScanIndex
 from toolret.index.dense import dense_scores, dense_search
 from toolret.index.snapshot import build_snapshot
 from toolret.retrieval.ranking import rank_query
@@ -79,31 +81,42 @@ def test_float16_snapshot_ranks_the_same_top_k_as_float32():
         assert [c.index for c in got[:5]] == [c.index for c in want[:5]]
 
 
-def test_memory_accounting_counts_compact_rows_and_the_index():
+def test_memory_accounting_counts_float16_rows_once():
     docs, vectors, _ = _registry(400, seed=3)
     exact = build_snapshot(docs, vectors, DIM)
     approx = build_snapshot(docs, vectors, DIM, ann_min_rows=100)
     n_desc, n_ex = 400, len(range(0, 400, 3))
     assert exact.vector_bytes()["description"] == n_desc * DIM * 4
-    assert approx.vectors["description"].nbytes == n_desc * DIM * 2
+    assert approx.vector_bytes()["description"] == n_desc * DIM * 2
     assert approx.vectors["examples"].shape == (n_ex, DIM)
-    # int8 codes + row ids + centroids: less than the float32 matrix it replaces as scan target
-    assert approx.ann["description"].nbytes < n_desc * DIM * 4
-    assert approx.vector_bytes()["description"] == n_desc * DIM * 2 + approx.ann["description"].nbytes
-    assert exact.vector_bytes()["topics"] == 0
+    # the snapshot's matrix is the index's storage, not a second copy
+    assert approx.vectors["description"] is approx.ann["description"].matrix
+    assert approx.ann["description"].nbytes == n_desc * DIM * 2
+    assert not approx.vectors["description"].flags.writeable
+    assert exact.vector_bytes()["topics"] == 0 and "topics" not in approx.ann
 
 
-def test_ann_index_alone_recalls_the_exact_neighbours_when_it_probes_few_clusters():
+def test_float16_rows_outlive_the_index_object_that_holds_them():
+    rng = np.random.default_rng(5)
+    mat = _clustered(rng, 500, rng.normal(size=(5, DIM)), 0.5)
+    index = HalfScanIndex.from_matrix(mat)
+    row = index.matrix[123]
+    del index
+    gc.collect()
+    np.testing.assert_allclose(row.astype(np.float32), mat[123], atol=1e-3)
+
+
+def test_half_scan_index_alone_finds_the_exact_neighbours():
     rng = np.random.default_rng(4)
     centres = rng.normal(size=(30, DIM))
     mat = _clustered(rng, 3000, centres, 0.5)
-    index = AnnIndex.build(mat, nprobe=16)
-    assert index.nprobe == 16 and index.rows == 3000
-    queries = _clustered(rng, 30, centres, 0.6)
+    index = HalfScanIndex.from_matrix(mat)
+    assert index.rows == 3000 and index.matrix.dtype == np.float16
     recall = []
-    for q in queries:
-        exact = set(np.argsort(-(mat @ q))[:10].tolist())
-        found = index.search(q, index.pool_size(10))
-        best = found[np.argsort(-(mat[found] @ q))[:10]]
-        recall.append(len(exact & set(best.tolist())) / 10)
+    for q in _clustered(rng, 30, centres, 0.6):
+        exact = np.argsort(-(mat @ q))[:10]
+        found = index.search(q, 10)
+        recall.append(len(set(exact.tolist()) & set(found.tolist())) / 10)
+        assert found[0] == exact[0]  # best first
     assert np.mean(recall) >= 0.99
+    assert len(index.search(mat[0], 0)) == 0
