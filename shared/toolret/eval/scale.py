@@ -192,7 +192,10 @@ class ComposedEmbedder:
         self.model_texts = 0
         self.cache_path = Path(cache_path) if cache_path else None
         self._cache: dict[str, np.ndarray] = {}
-        self._composed: dict[str, np.ndarray] = {}
+        # key -> ((parent text key, weight), ...): the blend is computed when embed() asks for it.
+        # Holding 236k blended vectors for a 100k registry took ~390 MB beside the knowledge base's
+        # own copy; a recipe is a few dozen bytes, and the vector it gives is the same.
+        self._composed: dict[str, tuple[tuple[str, float], ...]] = {}
         self._dirty = False
         self.frozen = False
         if self.cache_path is not None and self.cache_path.exists():
@@ -246,13 +249,20 @@ class ComposedEmbedder:
                 # A field neither parent has (rare) is blended from their descriptions.
                 source = f if any(p.field_text(f) for p in (a, b)) else "description"
                 parts = [(p.field_text(source), _weight(p.field_text(source))) for p in (a, b) if p.field_text(source)]
-                vec = np.sum([w * self.cached(t) for t, w in parts], axis=0)
-                self._composed[_key(text)] = (vec / (np.linalg.norm(vec) or 1.0)).astype(np.float32)
+                for t, _ in parts:
+                    self.cached(t)  # a parent text must be cached: fail here, not at indexing
+                self._composed[_key(text)] = tuple((_key(t), w) for t, w in parts)
                 count += 1
         return count
 
     def composed_vector(self, text: str) -> np.ndarray | None:
-        return self._composed.get(_key(text))
+        recipe = self._composed.get(_key(text))
+        return None if recipe is None else self._blend(recipe)
+
+    def _blend(self, recipe: tuple[tuple[str, float], ...]) -> np.ndarray:
+        """The unit-normalised, word-count-weighted sum of the parents' cached vectors."""
+        vec = np.sum([w * self._cache[k] for k, w in recipe], axis=0)
+        return (vec / (np.linalg.norm(vec) or 1.0)).astype(np.float32)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         texts = list(texts)
@@ -265,7 +275,7 @@ class ComposedEmbedder:
         elif misses:
             self.warm(misses)
         rows = [
-            self._composed[k] if k in self._composed else self._cache[k] if k in self._cache else fresh[k]
+            self._blend(self._composed[k]) if k in self._composed else self._cache[k] if k in self._cache else fresh[k]
             for k in map(_key, texts)
         ]
         if not rows:

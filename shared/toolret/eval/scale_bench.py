@@ -176,12 +176,38 @@ def run_size(
         )
     entry["embed_floor_ms"] = embedding_floor(model, queries)  # measured in the same run as the searches
     entry["rss_peak_mb"] = _peak_rss_mb()
+    entry["ann"] = _ann_entry(kb, embedder, queries[::2])  # after the peak: it builds float32 references
     entry["load_average_1m_end"] = os.getloadavg()[0]  # other work on the machine inflates latencies
     entry["blas_threads"] = os.environ.get("OPENBLAS_NUM_THREADS", "default")
     path = Path(out) / f"size-{size}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(entry, indent=2) + "\n", encoding="utf-8")
     return entry
+
+
+def _ann_entry(kb: Any, embedder: Any, queries: Sequence[Any]) -> dict[str, Any]:
+    """Recall of the float16 dense index vs the float32 scan, its build time and memory (printed)."""
+    import numpy as np
+
+    from toolret.eval.scale_ann import ann_report
+
+    snap = kb._writer.snapshot  # the benchmark reads its own knowledge base's snapshot
+
+    def float32_rows(field: str) -> np.ndarray:  # the same vectors the index was given, unrounded
+        texts = [snap.docs[i].field_text(field) for i in snap.rows[field].tolist()]
+        return np.concatenate([embedder.embed(texts[s : s + 4096]) for s in range(0, len(texts), 4096)])
+
+    qvecs = list(embedder.embed([q.query for q in queries])) if snap.ann else []
+    report = ann_report(snap, qvecs, float32_rows)
+    for field, r in report["fields"].items():
+        print(
+            f"  float16 {field}: {r['rows']} rows, recall@10 {r['recall_at_10']:.4f} (ids {r['id_recall_at_10']:.4f}), "
+            f"recall@50 {r['recall_at_50']:.4f} (ids {r['id_recall_at_50']:.4f}), "
+            f"build {r['build_seconds']:.1f} s, {r['mb']:.0f} MB (float32 {r['float32_mb']:.0f} MB)",
+            flush=True,
+        )
+    print(f"  vectors {report['vectors_mb']:.0f} MB (all float32: {report['float32_mb']:.0f} MB)", flush=True)
+    return report
 
 
 def _peak_rss_mb() -> float:

@@ -10,8 +10,10 @@ from __future__ import annotations
 from toolret._exports import lazy_exports
 
 _EXPORTS = {
+    "ANN_MIN_ROWS": "ann",
     "CallableEmbedder": "embedding",
     "Changes": "refresh",
+    "DenseHits": "dense",
     "ChromaStore": "store",
     "DEFAULT_EMBEDDER_NAME": "embedding",
     "Embedder": "embedding",
@@ -22,6 +24,7 @@ _EXPORTS = {
     "FaithfulnessVerdict": "expansion",
     "GENERATED_FIELDS": "expansion",
     "HUB_FIELDS": "adaptation",
+    "HalfScanIndex": "ann",
     "IndexWriter": "writer",
     "LLMExpander": "expansion",
     "LexicalIndex": "lexical",
@@ -44,6 +47,7 @@ _EXPORTS = {
     "damaged_message": "persistence",
     "default_model_path": "embedding",
     "dense_scores": "dense",
+    "dense_search": "dense",
     "expand_offline": "expansion",
     "field_record_id": "store",
     "http_client": "store",
@@ -55,6 +59,7 @@ _EXPORTS = {
     "read_changes": "refresh",
     "registry_hash": "persistence",
     "resolve_embedder": "embedding",
+    "rows_float32": "dense",
     "save": "persistence",
     "saved_folder": "persistence",
     "tool_hubness": "adaptation",

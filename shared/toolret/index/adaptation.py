@@ -64,7 +64,7 @@ def hubness(
     when there are fewer than two). Above ``cap`` rows the neighbours come from a seeded sample of
     ``cap`` rows.
     """
-    x = np.asarray(vectors, dtype=np.float32)
+    x = vectors  # float16 for large fields (toolret.index.ann): converted a block at a time, never whole
     n = len(x)
     out = np.zeros(n, dtype=np.float32)
     if n < 2 or k <= 0:
@@ -73,11 +73,11 @@ def hubness(
         ref_idx = np.sort(np.random.default_rng(0).choice(n, size=cap, replace=False))
     else:
         ref_idx = np.arange(n)
-    ref = x[ref_idx]
+    ref = np.asarray(x[ref_idx], dtype=np.float32)
     kk = min(k, len(ref_idx) - 1)
     for start in range(0, n, _BLOCK):
         stop = min(start + _BLOCK, n)
-        sims = x[start:stop] @ ref.T
+        sims = np.asarray(x[start:stop], dtype=np.float32) @ ref.T
         rows = np.arange(start, stop)
         # a row never counts itself: find it among the reference rows and mask it
         pos = np.searchsorted(ref_idx, rows)

@@ -13,7 +13,7 @@ import numpy as np
 from toolret.config import RetrievalConfig
 from toolret.documents.text import tokenize
 from toolret.index.blas import one_blas_thread
-from toolret.index.dense import dense_scores
+from toolret.index.dense import dense_search
 from toolret.index.lexical import analyze
 from toolret.index.snapshot import Snapshot
 from toolret.retrieval.arguments import spot_arguments
@@ -75,14 +75,14 @@ def rank_query(
     vectors = {f: field_queries[f][1] if f in field_queries else qvec for f in fields}
     n = config.candidates_per_field
     lex_all = {f: snap.lexical[f].scores(tokens[f]) for f in fields}
-    with one_blas_thread():  # a small product: threads only add wake-up latency (toolret.index.blas)
-        dense_all = {f: dense_scores(snap, f, vectors[f]) for f in fields}
+    with one_blas_thread():  # small products: threads only add wake-up latency (toolret.index.blas)
+        dense = {f: dense_search(snap, f, vectors[f], n) for f in fields}
     named = named_tools(snap, text)
     pool: set[int] = set(named) | set(history or ())
     for f in fields:
         mask = snap.present[f]
         pool.update(top_n(lex_all[f], mask, n).tolist())
-        pool.update(top_n(dense_all[f] + 1.0, mask, n).tolist())
+        pool.update(dense[f].top.tolist())
     cands = np.array(sorted(pool), dtype=np.int64)
     args = spot_arguments(text)
     evidence = 0.0
@@ -93,7 +93,7 @@ def rank_query(
         candidates=cands,
         lexical={f: lex_all[f][cands] for f in fields},
         lexical_bound={f: snap.lexical[f].upper_bound(tokens[f]) for f in fields},
-        dense={f: dense_all[f][cands] for f in fields},
+        dense={f: dense[f].at(cands) for f in fields},
         present={f: snap.present[f][cands] for f in fields},
         evidence=evidence,
         hubness={f: snap.hubness[f][cands] for f in fields if config.hubness_weight and f in snap.hubness},

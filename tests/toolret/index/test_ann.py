@@ -1,0 +1,122 @@
+"""The float16 dense path (forced on with a low threshold) answers like the float32 scan."""
+
+from __future__ import annotations
+
+import gc
+
+import numpy as np
+import pytest
+
+from toolret import ToolDoc
+from toolret.config import RetrievalConfig
+from toolret.index.ann import HalfScanIndex
+from toolret.index.dense import dense_scores, dense_search
+from toolret.index.snapshot import build_snapshot
+from toolret.retrieval.ranking import rank_query
+
+pytest.importorskip("faiss")
+
+DIM = 32
+WORDS = "weather currency email calendar invoice stock flight hotel music translate map recipe".split()
+
+
+def _clustered(rng: np.random.Generator, n: int, centres: np.ndarray, noise: float) -> np.ndarray:
+    rows = centres[rng.integers(0, len(centres), n)] + noise * rng.normal(size=(n, DIM))
+    return (rows / np.linalg.norm(rows, axis=1, keepdims=True)).astype(np.float32)
+
+
+def _registry(n: int, seed: int = 0) -> tuple[list[ToolDoc], list[dict[str, np.ndarray]], np.ndarray]:
+    """``n`` synthetic tools with topic-clustered vectors (like real embeddings), a third with examples."""
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(size=(len(WORDS), DIM))
+    desc = _clustered(rng, n, centres, 0.8)
+    examples = _clustered(rng, n, centres, 0.8)
+    docs, vectors = [], []
+    for i in range(n):
+        topic = WORDS[i % len(WORDS)]
+        docs.append(ToolDoc(name=f"{topic}_tool_{i}", description=f"{topic} helper number {i} for {WORDS[i * 7 % 12]}"))
+        vectors.append({"description": desc[i]} | ({"examples": examples[i]} if i % 3 == 0 else {}))
+    return docs, vectors, _clustered(rng, 40, centres, 1.0)
+
+
+def test_forced_ann_finds_the_exact_scans_top_candidates():
+    docs, vectors, queries = _registry(600)
+    exact = build_snapshot(docs, vectors, DIM)
+    approx = build_snapshot(docs, vectors, DIM, ann_min_rows=100)
+    assert set(approx.ann) == {"description", "examples"} and not exact.ann
+    assert approx.vectors["description"].dtype == np.float16 and exact.vectors["description"].dtype == np.float32
+    hits, total = 0, 0
+    for q in queries:
+        for field, n in (("description", 10), ("description", 50), ("examples", 10)):
+            want = set(dense_search(exact, field, q, n).top.tolist())
+            got = dense_search(approx, field, q, n)
+            hits += len(want & set(got.top.tolist()))
+            total += len(want)
+            assert approx.present[field][got.top].all()  # rows mapped back to tools that have the field
+    assert hits / total >= 0.99
+
+
+def test_compact_rescoring_gives_the_float32_cosines_and_zero_where_absent():
+    docs, vectors, queries = _registry(300, seed=1)
+    exact = build_snapshot(docs, vectors, DIM)
+    approx = build_snapshot(docs, vectors, DIM, ann_min_rows=50)
+    tools = np.arange(len(docs))
+    for q in queries[:5]:
+        for field in ("description", "examples", "topics"):
+            want = dense_scores(exact, field, q)
+            np.testing.assert_allclose(dense_search(approx, field, q, 20).at(tools), want, atol=2e-3)
+            np.testing.assert_allclose(dense_scores(approx, field, q), want, atol=2e-3)
+        assert (dense_search(approx, "examples", q, 20).at(tools)[tools % 3 != 0] == 0).all()
+
+
+def test_float16_snapshot_ranks_the_same_top_k_as_float32():
+    docs, vectors, queries = _registry(300, seed=2)
+    exact = build_snapshot(docs, vectors, DIM)
+    approx = build_snapshot(docs, vectors, DIM, ann_min_rows=50)
+    config = RetrievalConfig.preset("fast")
+    for i, q in enumerate(queries[:20]):
+        text = f"{WORDS[i % len(WORDS)]} helper for {WORDS[(i * 5) % len(WORDS)]}"
+        want, _, _ = rank_query(exact, text, q, config)
+        got, _, _ = rank_query(approx, text, q, config)
+        assert [c.index for c in got[:5]] == [c.index for c in want[:5]]
+
+
+def test_memory_accounting_counts_float16_rows_once():
+    docs, vectors, _ = _registry(400, seed=3)
+    exact = build_snapshot(docs, vectors, DIM)
+    approx = build_snapshot(docs, vectors, DIM, ann_min_rows=100)
+    n_desc, n_ex = 400, len(range(0, 400, 3))
+    assert exact.vector_bytes()["description"] == n_desc * DIM * 4
+    assert approx.vector_bytes()["description"] == n_desc * DIM * 2
+    assert approx.vectors["examples"].shape == (n_ex, DIM)
+    # the snapshot's matrix is the index's storage, not a second copy
+    assert approx.vectors["description"] is approx.ann["description"].matrix
+    assert approx.ann["description"].nbytes == n_desc * DIM * 2
+    assert not approx.vectors["description"].flags.writeable
+    assert exact.vector_bytes()["topics"] == 0 and "topics" not in approx.ann
+
+
+def test_float16_rows_outlive_the_index_object_that_holds_them():
+    rng = np.random.default_rng(5)
+    mat = _clustered(rng, 500, rng.normal(size=(5, DIM)), 0.5)
+    index = HalfScanIndex.from_matrix(mat)
+    row = index.matrix[123]
+    del index
+    gc.collect()
+    np.testing.assert_allclose(row.astype(np.float32), mat[123], atol=1e-3)
+
+
+def test_half_scan_index_alone_finds_the_exact_neighbours():
+    rng = np.random.default_rng(4)
+    centres = rng.normal(size=(30, DIM))
+    mat = _clustered(rng, 3000, centres, 0.5)
+    index = HalfScanIndex.from_matrix(mat)
+    assert index.rows == 3000 and index.matrix.dtype == np.float16
+    recall = []
+    for q in _clustered(rng, 30, centres, 0.6):
+        exact = np.argsort(-(mat @ q))[:10]
+        found = index.search(q, 10)
+        recall.append(len(set(exact.tolist()) & set(found.tolist())) / 10)
+        assert found[0] == exact[0]  # best first
+    assert np.mean(recall) >= 0.99
+    assert len(index.search(mat[0], 0)) == 0
