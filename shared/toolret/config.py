@@ -109,17 +109,21 @@ class DependencyConfig(BaseModel):
 
     Among the top ``depth`` tools, each required identifier the query does not carry brings in its
     best producer by the query's own score, if that score is at least ``min_score`` (pool standard
-    deviations; None: any), placed right ``before`` (or ``after``) its consumer; at most ``max_added``
-    tools per search, never more than k in all. Defaults chosen leaving one dev set out (docs/method.md).
+    deviations; None: any), placed right ``after`` (or ``before``) its consumer; at most ``max_added``
+    tools per search, never more than k in all. ``path_only``: only identifiers that are REST path
+    parameters (``{movie_id}``), which a request can never fill itself. Defaults (on in every preset)
+    chosen leaving one dev set out: restbench_tmdb R@5 0.492 -> 0.675, TRACC 0.262 -> 0.392; no set
+    loses (docs/method.md section 10b).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    enabled: bool = False
-    depth: int = Field(default=3, ge=1, le=50)
-    min_score: float | None = Field(default=0.0)
-    max_added: int = Field(default=1, ge=1, le=10)
-    placement: Literal["before", "after"] = "before"
+    enabled: bool = True
+    depth: int = Field(default=5, ge=1, le=50)
+    min_score: float | None = None
+    max_added: int = Field(default=2, ge=1, le=10)
+    placement: Literal["before", "after"] = "after"
+    path_only: bool = True
 
 
 class LearnedWeights(BaseModel):

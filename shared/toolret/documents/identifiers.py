@@ -54,13 +54,15 @@ _RESPONSE_ID = re.compile(r"(?<![A-Za-z])(?:id|ids|uuid|guid)(?![A-Za-z])|[a-z]_
 class IdentifierNeed:
     """A required identifier parameter of a tool and the entity it identifies.
 
-    ``entity`` is the Snowball stem producers are matched on, ``word`` the word as written.
+    ``entity`` is the Snowball stem producers are matched on, ``word`` the (singular) word as
+    written; ``in_path`` says the parameter is part of a REST path (``{movie_id}``).
     """
 
     param: str
     type: str
     entity: str
     word: str
+    in_path: bool = False
 
 
 def path_params(doc: ToolDoc) -> set[str]:
@@ -117,7 +119,15 @@ def identifier_needs(doc: ToolDoc) -> tuple[IdentifierNeed, ...]:
         if word is None:
             continue
         word = _singular(word)
-        needs.append(IdentifierNeed(param=param.name, type=param.type, entity=stem_tokens([word])[0], word=word))
+        needs.append(
+            IdentifierNeed(
+                param=param.name,
+                type=param.type,
+                entity=stem_tokens([word])[0],
+                word=word,
+                in_path=param.name in in_path,
+            )
+        )
     return tuple(needs)
 
 

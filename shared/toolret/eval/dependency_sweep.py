@@ -18,7 +18,7 @@ import itertools
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from toolret.config import DependencyConfig, RetrievalConfig
 from toolret.eval.datasets import load_dataset, sample_queries
@@ -31,16 +31,19 @@ __all__ = ["grid", "lodo_choice", "main", "sweep_dataset"]
 DEV_SETS = ("toole_single", "toole_multi", "bfcl", "restbench_tmdb", "restbench_spotify", "apibench")
 METRICS = ("r@5", "ndcg@10", "c@10", "tracc", "set_recall", "set_size")
 OBJECTIVE = ("r@5", "ndcg@10", "tracc")
+PLACEMENTS: tuple[Literal["before", "after"], ...] = ("before", "after")
 
 
 def grid() -> list[DependencyConfig]:
-    """The settings tried: off, then depth x min_score x max_added x placement."""
+    """The settings tried: off, then depth x min_score x max_added x placement x path_only."""
     settings = [DependencyConfig(enabled=False)]
-    for depth, min_score, added, place in itertools.product(
-        (1, 2, 3, 5), (None, -0.5, 0.0, 0.5, 1.0), (1, 2, 3), ("before", "after")
+    for depth, min_score, added, place, path_only in itertools.product(
+        (1, 3, 5), (None, 0.0, 0.5), (1, 2, 3), PLACEMENTS, (False, True)
     ):
         settings.append(
-            DependencyConfig(enabled=True, depth=depth, min_score=min_score, max_added=added, placement=place)
+            DependencyConfig(
+                enabled=True, depth=depth, min_score=min_score, max_added=added, placement=place, path_only=path_only
+            )
         )
     return settings
 
@@ -48,7 +51,8 @@ def grid() -> list[DependencyConfig]:
 def label(setting: DependencyConfig) -> str:
     if not setting.enabled:
         return "off"
-    return f"d{setting.depth}/s{setting.min_score}/n{setting.max_added}/{setting.placement}"
+    scope = "/path" if setting.path_only else ""
+    return f"d{setting.depth}/s{setting.min_score}/n{setting.max_added}/{setting.placement}{scope}"
 
 
 def _run_to_finish(kb: Any, query: str, k: Any, config: RetrievalConfig) -> Any:
@@ -134,12 +138,16 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parser.parse_args(argv)
     settings = grid()
     report: dict[str, Any] = {}
-    for preset in args.preset:
-        results = {s: sweep_dataset(args.benchmarks / s, preset, settings, args.limit) for s in args.sets}
-        report[preset] = {"results": results, "lodo": lodo_choice(results)}
-        print(json.dumps({preset: report[preset]["lodo"]}, indent=1), flush=True)
     args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps(report, indent=1))
+    for preset in args.preset:
+        results: dict[str, Any] = {}
+        for name in args.sets:
+            results[name] = sweep_dataset(args.benchmarks / name, preset, settings, args.limit)
+            report[preset] = {"results": results}
+            args.json.write_text(json.dumps(report, indent=1))  # each set as soon as it is done
+        report[preset]["lodo"] = lodo_choice(results)
+        print(json.dumps({preset: report[preset]["lodo"]}, indent=1), flush=True)
+        args.json.write_text(json.dumps(report, indent=1))
 
 
 if __name__ == "__main__":

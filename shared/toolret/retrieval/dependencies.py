@@ -44,28 +44,50 @@ _TOKEN = re.compile(r"(?<![\w-])[A-Za-z0-9][\w-]{5,}(?![\w-])")
 _DIGITS = re.compile(r"^[-+#]?\d+$")
 
 
+def _ends_in_id(word: str) -> bool:
+    """``id``, ``productId``, ``user_ids``: a word that names an identifier."""
+    parts = split_identifier(word.strip("'\"`"))
+    return bool(parts) and parts[-1] in ID_WORDS
+
+
 def _id_shaped(token: str) -> bool:
     """Six or more characters, all digits or letters mixed with digits (not a date or a range)."""
     has_digit = any(c.isdigit() for c in token)
     return has_digit and (token.isdigit() or any(c.isalpha() for c in token))
 
 
-_LEAD_IN = r"(?:{word}s?|{ids}|#|number|no\.?)\W{{0,3}}$"
+_WORDS = re.compile(r"#|['\"`]?[\w.-]+['\"`]?")
 
 
 def query_fills(need: IdentifierNeed, query: str) -> bool:
-    """Does the query itself carry a value for ``need`` (so no producer is needed)?"""
+    """Does the query itself carry a value for ``need`` (so no producer is needed)?
+
+    Yes when a token that looks like an identifier stands in the query on its own (six or more
+    characters with a digit; digits only for a numeric id), or when a value with a digit (or a
+    quoted one) follows the entity, the parameter's name or an id word within a few words
+    ("movie 550", "building Id B1004", "'productId' is equal to 123").
+    """
     numeric = need.type.split("|")[0].strip().lower() in ("integer", "number")
     for token in _TOKEN.findall(query):
         if _id_shaped(token) and (not numeric or token.isdigit()):
             return True
-    lead_in = re.compile(_LEAD_IN.format(word=re.escape(need.word), ids="|".join(sorted(ID_WORDS))), re.IGNORECASE)
-    for arg in spot_arguments(query):
-        if arg.kind not in ("number", "quoted") or (numeric and not _DIGITS.match(arg.text.strip("\"'`"))):
+    words = _WORDS.findall(query)
+    for i, word in enumerate(words):
+        bare = word.lower().strip("'\"`")
+        # After the entity ("movie 550") the value comes next; after an id word or the parameter's
+        # own name ("building Id B1004", "'productId' is equal to 123") within a few words.
+        if bare in (need.word, need.word + "s"):
+            window = words[i + 1 : i + 2]
+        elif bare in ("#", "number", "no", need.param.lower()) or _ends_in_id(word):
+            window = words[i + 1 : i + 5]
+        else:
             continue
-        at = query.find(arg.text)
-        if at >= 0 and lead_in.search(query[:at].rstrip()[-40:] + " "):
-            return True
+        for value in window:
+            text = value.strip("'\"`")
+            if any(c.isdigit() for c in text) and (not numeric or _DIGITS.match(text)):
+                return True
+            if not numeric and value[:1] in "'\"`" and len(text) > 1:
+                return True
     return False
 
 
@@ -102,13 +124,15 @@ def add_producers(
         return out, []
     notes: list[str] = []
     added = 0
-    args = spot_arguments(query)
-    named = any(a.kind in ("proper_noun", "quoted") for a in args)
-    fit = ArgumentFit(args, set(tokenize(query, drop_stopwords=False)))
+    fit: ArgumentFit | None = None
 
     def rank(p: int) -> tuple[bool, float]:
         # A request that names something ("The Dark Knight") needs the producer that looks a name up
         # (a required text parameter the name fills: search), not a list of the latest or popular.
+        nonlocal fit
+        if fit is None:
+            fit = ArgumentFit(spot_arguments(query), set(tokenize(query, drop_stopwords=False)))
+        named = any(a.kind in ("proper_noun", "quoted") for a in fit.args)
         return (named and _looks_up(snap.docs[p].parameters, fit), pool[p].score)
 
     for consumer in list(out[: config.depth]):
@@ -118,6 +142,8 @@ def add_producers(
         if ci is None:
             continue
         for need in index.needs[ci]:
+            if config.path_only and not need.in_path:
+                continue
             producers = [p for p in index.producers_of(need) if p in pool and p != ci]
             if not producers or query_fills(need, query):
                 continue

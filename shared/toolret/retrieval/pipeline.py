@@ -316,7 +316,8 @@ def _plain_search(state: SearchState, text: str, n: int) -> list[ScoredTool]:
 def finish_search(state: SearchState) -> SearchResult:
     """The result: the top k tools, or with ``auto`` the precise set of :func:`toolret.retrieval.selection.select_auto`."""
     tools = state.tools[: state.k]
-    if state.config.dependencies.enabled and tools and state.rankings:
+    if state.config.dependencies.enabled and tools and state.rankings and state.snap.dependencies:
+        # Only registries with identifier parameters and their producers get the stage (and its step).
         tools, step = resolve_dependencies(
             state.snap, state.query, tools, state.rankings[0][0], state.k, state.config.dependencies
         )

@@ -10,7 +10,7 @@ from toolret.documents.identifiers import DependencyIndex
 from toolret.retrieval.dependencies import add_producers, keep_producers, query_fills
 from toolret.retrieval.scoring import CandidateScore
 
-ON = DependencyConfig(enabled=True, depth=3, min_score=None, max_added=1)
+ON = DependencyConfig(enabled=True, depth=3, min_score=None, max_added=1, placement="before")
 
 
 def _rest(path: str, description: str, *, response: str = '{"id": 1}', **params: str) -> ToolDoc:
@@ -83,14 +83,21 @@ def test_the_best_scoring_producer_is_placed_before_its_consumer(tmdb):
     order = [snap.index_of[t.name] for t in TMDB]
     tools = _listed(snap, [order[0], order[2], order[6]])
     pool = _pool({order[1]: 0.4, order[5]: 1.2, order[0]: 3.0})
-    out, notes = add_producers(tools, snap, "Who was the lead actor in The Dark Knight?", pool, 3, ON)
-    assert [t.id for t in out] == [
-        "GET /movie/top_rated",
-        "GET /movie/{movie_id}/credits",
-        "GET /movie/{movie_id}/reviews",
-    ]
-    assert out[0].serves == "GET /movie/{movie_id}/credits"
+    out, notes = add_producers(tools, snap, "who directed the best rated movie?", pool, 3, ON)
+    credits, reviews = "GET /movie/{movie_id}/credits", "GET /movie/{movie_id}/reviews"
+    assert [t.id for t in out] == ["GET /movie/top_rated", credits, reviews]
+    assert out[0].serves == credits
     assert len(notes) == 1 and "movie_id" in notes[0]
+
+
+def test_a_request_that_names_something_gets_the_producer_that_looks_it_up(tmdb):
+    # "The Dark Knight" is a title: the search endpoint turns it into an id, whatever the list endpoints score.
+    snap = tmdb._writer.snapshot
+    order = [snap.index_of[t.name] for t in TMDB]
+    tools = _listed(snap, [order[0], order[2]])
+    pool = _pool({order[1]: 0.4, order[5]: 1.2, order[0]: 3.0})
+    out, _ = add_producers(tools, snap, "Who was the lead actor in The Dark Knight?", pool, 3, ON)
+    assert [t.id for t in out][:2] == ["GET /search/movie", "GET /movie/{movie_id}/credits"]
 
 
 def test_no_producer_when_the_query_carries_the_id(tmdb):
@@ -132,15 +139,16 @@ def test_k_auto_keeps_a_producer_with_its_consumer():
 def test_a_registry_without_identifiers_is_untouched(make_kb):
     kb = make_kb(TOOLE)
     assert not kb._writer.snapshot.dependencies
-    config = RetrievalConfig.preset("fast").with_(dependencies={"enabled": True})
-    on = kb.search("convert 100 dollars to euros and email Bob", k=3, config=config)
-    off = kb.search("convert 100 dollars to euros and email Bob", k=3)
+    config = RetrievalConfig.preset("fast").with_(dependencies={"enabled": False})
+    on = kb.search("convert 100 dollars to euros and email Bob", k=3)
+    off = kb.search("convert 100 dollars to euros and email Bob", k=3, config=config)
     assert on.ids == off.ids
     assert all(t.serves is None for t in on.tools)
+    assert not [s for s in on.trace if s.stage == "dependencies"]  # the trace is untouched too
 
 
 def test_search_adds_the_producer_and_says_so_in_the_trace(tmdb):
-    config = RetrievalConfig.preset("fast").with_(dependencies={"enabled": True, "min_score": None})
+    config = RetrievalConfig.preset("fast").with_(dependencies={"placement": "before"})
     result = tmdb.search("Who was the lead actor in the movie The Dark Knight?", k=3, config=config)
     steps = [s for s in result.trace if s.stage == "dependencies"]
     assert len(steps) == 1 and steps[0].path == "offline"
@@ -152,6 +160,34 @@ def test_search_adds_the_producer_and_says_so_in_the_trace(tmdb):
     for tool in auto.tools:
         if tool.serves:
             assert tool.serves in auto.ids
+
+
+def test_the_default_adds_the_producer_right_after_its_consumer(tmdb):
+    result = tmdb.search("Who was the lead actor in the movie The Dark Knight?", k=3)
+    added = [t for t in result.tools if t.serves]
+    assert added and result.ids.index(added[0].id) == result.ids.index(added[0].serves) + 1
+
+
+def test_path_only_leaves_identifiers_outside_a_path_alone(make_kb):
+    # A plain function's ``user_id`` may be in the request under another form; only REST path
+    # parameters (which a request can never fill) call for a producer by default.
+    tools = [
+        ToolDoc(
+            name="get_user_orders",
+            description="Orders placed by a user.",
+            parameters=[ToolParam(name="user_id", type="string", required=True)],
+        ),
+        ToolDoc(
+            name="find_user",
+            description="Find a user by name.",
+            parameters=[ToolParam(name="name", type="string", required=True)],
+        ),
+    ]
+    kb = make_kb(tools)
+    assert all(t.serves is None for t in kb.search("orders of the user Ada Lovelace", k=2).tools)
+    loose = RetrievalConfig.preset("fast").with_(dependencies={"path_only": False})
+    result = kb.search("orders of the user Ada Lovelace", k=2, config=loose)
+    assert [t.serves for t in result.tools if t.serves] == ["get_user_orders"]
 
 
 def test_the_dependency_config_is_validated():
