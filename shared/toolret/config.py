@@ -27,6 +27,7 @@ from toolret.errors import ConfigError, QueryError
 __all__ = [
     "PRESETS",
     "K",
+    "DependencyConfig",
     "FieldWeights",
     "LearnedWeights",
     "PenaltyConfig",
@@ -100,6 +101,29 @@ class PenaltyConfig(BaseModel):
     w_optional: float = Field(default=0.3, ge=0)
     #: 0.1: ties 0.05 on the dev sets' mean (leave-one-dataset-out), with a better worst set.
     scale: float = Field(default=0.1, ge=0)
+
+
+class DependencyConfig(BaseModel):
+    """The dependency stage (:mod:`toolret.retrieval.dependencies`): add the producer of a chosen
+    tool's identifier that the query cannot fill (``GET /search/movie`` for ``/movie/{movie_id}/credits``).
+
+    Among the top ``depth`` tools, each required identifier the query does not carry brings in its
+    best producer by the query's own score, if that score is at least ``min_score`` (pool standard
+    deviations; None: any), placed right ``after`` (or ``before``) its consumer; at most ``max_added``
+    tools per search, never more than k in all. ``path_only``: only identifiers that are REST path
+    parameters (``{movie_id}``), which a request can never fill itself. Defaults (on in every preset)
+    chosen leaving one dev set out: restbench_tmdb R@5 0.492 -> 0.675, TRACC 0.262 -> 0.392; no set
+    loses (docs/method.md section 10b).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    enabled: bool = True
+    depth: int = Field(default=5, ge=1, le=50)
+    min_score: float | None = None
+    max_added: int = Field(default=2, ge=1, le=10)
+    placement: Literal["before", "after"] = "after"
+    path_only: bool = True
 
 
 class LearnedWeights(BaseModel):
@@ -295,6 +319,11 @@ class RetrievalConfig(BaseModel):
         "one dev set out (docs/method.md section 10).",
     )
     auto_max_k: int = Field(default=5, ge=1, description="Most tools k='auto' returns.")
+    dependencies: DependencyConfig = Field(
+        default_factory=DependencyConfig,
+        description="Add the producer of a chosen tool's unfilled identifier (search, then details); "
+        "k='auto' keeps it with its consumer (docs/method.md section 10b).",
+    )
     auto_subtask_margin: float | None = Field(
         default=1.0,
         ge=0,

@@ -28,6 +28,10 @@ class ScoredTool(BaseModel):
     #: (relative to this query's candidate pool), comparable across queries, so "does this
     #: request match any tool well at all?" can be asked of it.
     similarity: float = 0.0
+    #: Set when the dependency stage (:mod:`toolret.retrieval.dependencies`) brought this tool in: the
+    #: id of the chosen tool whose identifier parameter it produces (``GET /search/movie`` for
+    #: ``GET /movie/{movie_id}/credits``). ``k="auto"`` keeps such a tool with that tool.
+    serves: str | None = None
 
 
 class TraceStep(BaseModel):

@@ -13,6 +13,7 @@ from functools import cached_property
 
 import numpy as np
 
+from toolret.documents.identifiers import DependencyIndex
 from toolret.documents.text import humanize_name
 from toolret.documents.tool_doc import INDEX_FIELDS, ToolDoc
 from toolret.index.adaptation import tool_hubness
@@ -61,6 +62,11 @@ class Snapshot:
     def params(self) -> ParamTable:
         """Every tool's parameters as flat arrays (the per-query penalty reads them), built on first use."""
         return ParamTable.build(self.docs)
+
+    @cached_property
+    def dependencies(self) -> DependencyIndex:
+        """Every tool's identifier needs and each entity's producers (the dependency stage reads them), built on first use."""
+        return DependencyIndex.build(self.docs)
 
     def field_vectors(self, i: int) -> dict[str, np.ndarray]:
         """Tool ``i``'s vector per field it has."""

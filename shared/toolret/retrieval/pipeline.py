@@ -36,6 +36,7 @@ from toolret.config import BALANCED_REFLECT_ROUNDS, RetrievalConfig, validate_k
 from toolret.errors import QueryError
 from toolret.index.snapshot import Snapshot
 from toolret.results import ScoredTool, SearchResult, StagePath, TraceStep
+from toolret.retrieval.dependencies import keep_producers, resolve_dependencies
 from toolret.retrieval.memory import HistorySnapshot
 from toolret.retrieval.plan_fusion import field_texts, fuse_rankings, plan_jobs, plan_query, scored
 from toolret.retrieval.planning import SubTask
@@ -315,6 +316,12 @@ def _plain_search(state: SearchState, text: str, n: int) -> list[ScoredTool]:
 def finish_search(state: SearchState) -> SearchResult:
     """The result: the top k tools, or with ``auto`` the precise set of :func:`toolret.retrieval.selection.select_auto`."""
     tools = state.tools[: state.k]
+    if state.config.dependencies.enabled and tools and state.rankings and state.snap.dependencies:
+        # Only registries with identifier parameters and their producers get the stage (and its step).
+        tools, step = resolve_dependencies(
+            state.snap, state.query, tools, state.rankings[0][0], state.k, state.config.dependencies
+        )
+        state.trace.append(step)
     if state.auto:
         start = time.perf_counter()
         chosen = select_auto(
@@ -324,6 +331,7 @@ def finish_search(state: SearchState) -> SearchResult:
             subtask_margin=state.config.auto_subtask_margin,
             ratio=state.config.auto_ratio,
         )
+        chosen = keep_producers(chosen, tools, state.config.auto_max_k)
         state.trace.append(
             TraceStep(
                 stage="auto_k",
