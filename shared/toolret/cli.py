@@ -275,7 +275,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--embedder",
         default=None,
         help="embedding model of a new knowledge base (default: the packaged int8 ONNX MiniLM); "
-        "packaged:all-MiniLM-L6-v2-onnx-int8-dynamic embeds in about half the CPU time, needs `pip install onnx`",
+        "packaged:all-MiniLM-L6-v2-onnx-int8-dynamic embeds in about half the CPU time "
+        "(needs `pip install 'toolret[fast-index]'`)",
     )
     index.set_defaults(run=_cmd_index)
 

@@ -14,8 +14,8 @@ the float32 products, vectors at cosine 0.995 on average (min 0.983) to the defa
 They are different vectors, so a knowledge base built this way records its own embedder name
 (:data:`ONNX_DYNAMIC_EMBEDDER_NAME`) and never mixes with the default's.
 
-The rewrite needs the ``onnx`` package (not a base dependency: ``pip install onnx``), and costs
-about a second once per process, when the embedder is first used.
+The rewrite needs the ``onnx`` package (not a base dependency: ``pip install 'toolret[fast-index]'``)
+and costs 1-3 s once per process, when the embedder is first used.
 """
 
 from __future__ import annotations
@@ -39,7 +39,9 @@ def _onnx() -> Any:
     try:
         import onnx
     except ImportError:
-        raise MissingDependencyError("onnx", purpose="the int8-activation embedder (dynamic_int8=True)") from None
+        raise MissingDependencyError(
+            "onnx", extra="fast-index", purpose="the int8-activation embedder (dynamic_int8=True)"
+        ) from None
     return onnx
 
 
