@@ -20,8 +20,11 @@ and costs 1-3 s once per process, when the embedder is first used.
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
 import tempfile
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -93,15 +96,43 @@ def fold_dequantized_weights(model: Any) -> list[str]:
 def dynamic_int8_model(model_path: str) -> bytes:
     """The serialized model with int8 weight products (see the module docstring)."""
     onnx = _onnx()
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-
     model = onnx.load(model_path)
     weighted = fold_dequantized_weights(model)
     fd, out = tempfile.mkstemp(suffix=".onnx", prefix="toolret-dq-")
     os.close(fd)
     try:
-        quantize_dynamic(model, out, weight_type=QuantType.QInt8, per_channel=True, nodes_to_quantize=weighted)
+        with _root_logging_untouched():
+            from onnxruntime.quantization import QuantType, quantize_dynamic
+
+            quantize_dynamic(model, out, weight_type=QuantType.QInt8, per_channel=True, nodes_to_quantize=weighted)
         with open(out, "rb") as fh:
             return fh.read()
     finally:
         os.unlink(out)
+
+
+@contextlib.contextmanager
+def _root_logging_untouched() -> Iterator[None]:
+    """Keep the user's root logger as it was around onnxruntime's quantizer.
+
+    The quantizer logs advice on the root logger (which installs a handler when there is none)
+    and one of its modules calls ``logging.basicConfig`` on import: afterwards every library's
+    DEBUG/INFO records would reach stderr. Its records are dropped and the root logger's level
+    and handlers restored.
+    """
+    root = logging.getLogger()
+    level, handlers = root.level, list(root.handlers)
+    drop = _QuantizerRecords()
+    root.addFilter(drop)
+    try:
+        yield
+    finally:
+        root.removeFilter(drop)
+        for handler in [h for h in root.handlers if h not in handlers]:
+            root.removeHandler(handler)
+        root.setLevel(level)
+
+
+class _QuantizerRecords(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "onnxruntime" not in record.pathname

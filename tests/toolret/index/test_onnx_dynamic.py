@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import logging
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -73,3 +76,18 @@ def test_a_knowledge_base_built_with_int8_activations_never_mixes_with_the_defau
         reopened.close()
     with pytest.raises(ModelMismatchError):
         ToolKnowledgeBase.load(tmp_path / "dq.kb", embedder=ONNX_EMBEDDER_NAME)
+
+
+def test_building_leaves_the_users_root_logger_alone() -> None:
+    """onnxruntime's quantizer would otherwise install a root handler (and basicConfig) in a fresh process."""
+    code = (
+        "import logging\n"
+        "from toolret.index.onnx_dynamic import dynamic_int8_model\n"
+        "from toolret.index.onnx_embedding import OnnxEmbedder\n"
+        "dynamic_int8_model(OnnxEmbedder.model_files()[0])\n"
+        "root = logging.getLogger()\n"
+        "print(root.level, len(root.handlers))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == [str(logging.WARNING), "0"]
+    assert "pre-processing" not in done.stderr
