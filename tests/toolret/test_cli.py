@@ -334,3 +334,10 @@ def test_bench_lodo_prints_the_left_out_table_and_the_worst_set(
     assert [f["left_out"] for f in folds] == ["tiny", "tiny2"]
     assert all(0.0 <= f["metrics"]["recall@5"] <= 1.0 for f in folds)
     assert len(list((out / "lodo").glob("tiny*-*.npz"))) == 2  # the signals are cached for the next run
+
+
+def test_index_names_an_unknown_embedder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "tools.json"
+    path.write_text(json.dumps(OPENAI_TOOLS), encoding="utf-8")
+    assert main(["index", str(path), "--kb", str(tmp_path / "kb"), "--embedder", "packaged:no-such-model"]) == 2
+    assert "unknown packaged embedder" in capsys.readouterr().err

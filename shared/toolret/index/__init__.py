@@ -32,6 +32,7 @@ _EXPORTS = {
     "LocalStore": "local_store",
     "MANIFEST": "persistence",
     "MemoryStore": "memory_store",
+    "ONNX_DYNAMIC_EMBEDDER_NAME": "onnx_dynamic",
     "ONNX_EMBEDDER_NAME": "onnx_embedding",
     "SNAPSHOT_FILE": "snapshot_file",
     "OnnxEmbedder": "onnx_embedding",
