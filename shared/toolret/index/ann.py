@@ -50,7 +50,7 @@ RESCORE_FACTOR = 10
 #: Dimensions per product-quantizer sub-vector (384 -> 192 sub-vectors of 4 bits: 96 bytes a row).
 _DIMS_PER_CODE = 2
 
-#: Rows the product quantizer trains on (a stride over the field, so every part of it is seen).
+#: Rows the product quantizer trains on, about (a stride over the field, so every part of it is seen).
 _TRAIN_ROWS = 4_096
 
 _BLOCK = 16_384
@@ -106,7 +106,7 @@ class HalfScanIndex:
     """One field's rows as float16 in a faiss ``IndexScalarQuantizer``, searched by inner product.
 
     With at least :data:`PREFILTER_MIN_ROWS` rows a search does not scan every float16 row: a 4-bit
-    product-quantizer code per row (``IndexPQFastScan``, 24 bytes at 384 dimensions, scanned from
+    product-quantizer code per row (``IndexPQFastScan``, 96 bytes at 384 dimensions, scanned from
     SIMD registers) names the best :data:`RESCORE_MIN` rows (or ``RESCORE_FACTOR`` x k), those are
     re-scored from their float16 rows (faiss ``IndexRefine``), and the best k of them are returned.
     """

@@ -6,11 +6,11 @@ A snapshot stores each field's vectors for the tools that have that field
 other signals brought in (lexical hits, named tools). :func:`dense_search` answers both:
 
 * a field with fewer rows than the snapshot's ANN threshold is a float32 matrix, scanned exactly
-  (one BLAS matrix-vector product; at 20k rows it costs about a millisecond);
-* a larger field is a float16 matrix that faiss scans (:mod:`toolret.index.ann`, half the bytes
-  of float32, decoded with SIMD); the similarity of any other candidate is computed from the
-  same float16 rows. The float32 scan of 100k rows per field per query was the largest part
-  of a 100k-tool search after the query embedding.
+  (one BLAS matrix-vector product over the field's rows; at 20k rows it costs about a millisecond);
+* a larger field is a float16 matrix that faiss searches (:mod:`toolret.index.ann`: 4-bit codes
+  name the best thousand rows, their float16 rows decide); the similarity of any other candidate
+  is computed from the same float16 rows. Scanning every row of 100k per field per query was the
+  largest part of a 100k-tool search after the query embedding.
 
 Keeping it behind these functions lets the index layer change how it answers without touching
 ranking; ranking sees the same cosines either way (float16 rounding moves them by ~1e-5).
@@ -108,9 +108,9 @@ def _top(snap: Snapshot, field: str, row_scores: np.ndarray, n: int) -> np.ndarr
 def dense_search(snap: Snapshot, field: str, query: np.ndarray, n: int) -> DenseHits:
     """The ``n`` tools whose ``field`` is closest to ``query``, and a scorer for any others.
 
-    Exact below the snapshot's threshold; above it, the same search on float16 rows (it finds
-    0.998 of the float32 scan's top 10 at 100k tools; the rest are rounding between near-equal
-    cosines, see docs/storage.md).
+    Exact below the snapshot's threshold; above it, a prefiltered search of float16 rows (it finds
+    0.9995 of the float32 scan's top 10 at 100k tools, as a scan of every float16 row does; the
+    rest are rounding between near-equal cosines, see docs/storage.md).
     """
     q = np.asarray(query, dtype=np.float32)
     index = snap.ann.get(field)
