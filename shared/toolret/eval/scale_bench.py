@@ -203,6 +203,8 @@ def _ann_entry(kb: Any, embedder: Any, queries: Sequence[Any]) -> dict[str, Any]
         print(
             f"  float16 {field}: {r['rows']} rows, recall@10 {r['recall_at_10']:.4f} (ids {r['id_recall_at_10']:.4f}), "
             f"recall@50 {r['recall_at_50']:.4f} (ids {r['id_recall_at_50']:.4f}), "
+            f"full float16 scan {r['scan_recall_at_10']:.4f} / {r['scan_recall_at_50']:.4f}; "
+            f"{r['search_ms']:.2f} ms a search ({r['scan_ms']:.2f} scanning every row), "
             f"build {r['build_seconds']:.1f} s, {r['mb']:.0f} MB (float32 {r['float32_mb']:.0f} MB)",
             flush=True,
         )

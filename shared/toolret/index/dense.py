@@ -6,11 +6,11 @@ A snapshot stores each field's vectors for the tools that have that field
 other signals brought in (lexical hits, named tools). :func:`dense_search` answers both:
 
 * a field with fewer rows than the snapshot's ANN threshold is a float32 matrix, scanned exactly
-  (one BLAS matrix-vector product; at 20k rows it costs about a millisecond);
-* a larger field is a float16 matrix that faiss scans (:mod:`toolret.index.ann`, half the bytes
-  of float32, decoded with SIMD); the similarity of any other candidate is computed from the
-  same float16 rows. The float32 scan of 100k rows per field per query was the largest part
-  of a 100k-tool search after the query embedding.
+  (one BLAS matrix-vector product over the field's rows; at 20k rows it costs about a millisecond);
+* a larger field is a float16 matrix that faiss searches (:mod:`toolret.index.ann`: 4-bit codes
+  name the best thousand rows, their float16 rows decide); the similarity of any other candidate
+  is computed from the same float16 rows. Scanning every row of 100k per field per query was the
+  largest part of a 100k-tool search after the query embedding.
 
 Keeping it behind these functions lets the index layer change how it answers without touching
 ranking; ranking sees the same cosines either way (float16 rounding moves them by ~1e-5).
@@ -46,26 +46,37 @@ class DenseHits:
 
     ``top`` holds the (up to) ``n`` tools most similar to the query among those with the field,
     in no particular order; :meth:`at` gives the cosine of any tools (0 where a tool lacks the
-    field). ``scores`` is the full per-tool array when the field was scanned exactly (None after
-    an approximate search, which never computes it).
+    field). ``row_scores`` is the cosine of every row of the field when it was scanned exactly
+    (None after a search of a large field, which never computes it).
     """
 
     snap: Snapshot
     field: str
     query: np.ndarray
     top: np.ndarray
-    scores: np.ndarray | None = None
+    row_scores: np.ndarray | None = None
 
     def at(self, tools: np.ndarray) -> np.ndarray:
         """Cosine of the query with each of ``tools``' field vector (0 where absent)."""
-        if self.scores is not None:
-            return self.scores[tools]
         out = np.zeros(len(tools), dtype=np.float32)
         slots = self.snap.slot[self.field][tools]
         have = slots >= 0
         if have.any():
-            out[have] = rows_float32(self.snap.vectors[self.field], slots[have]) @ self.query
+            if self.row_scores is not None:
+                out[have] = self.row_scores[slots[have]]
+            else:
+                out[have] = rows_float32(self.snap.vectors[self.field], slots[have]) @ self.query
         return out
+
+
+def _row_scores(mat: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """Cosine of ``q`` with every row of a field matrix (a float16 one cast in blocks, never whole)."""
+    if mat.dtype == np.float32:
+        return mat @ q
+    out = np.empty(len(mat), dtype=np.float32)
+    for start in range(0, len(mat), 8192):
+        out[start : start + 8192] = rows_float32(mat[start : start + 8192]) @ q
+    return out
 
 
 def dense_scores(snap: Snapshot, field: str, query: np.ndarray) -> np.ndarray:
@@ -77,35 +88,33 @@ def dense_scores(snap: Snapshot, field: str, query: np.ndarray) -> np.ndarray:
     scores = np.zeros(len(snap), dtype=np.float32)
     rows = snap.rows[field]
     if len(rows):
-        mat = snap.vectors[field]
-        q = np.asarray(query, dtype=np.float32)
-        if mat.dtype == np.float32:
-            scores[rows] = mat @ q
-        else:  # a compact field: cast in blocks so the float32 copy never exists whole
-            for start in range(0, len(rows), 8192):
-                scores[rows[start : start + 8192]] = rows_float32(mat[start : start + 8192]) @ q
+        scores[rows] = _row_scores(snap.vectors[field], np.asarray(query, dtype=np.float32))
     return scores
 
 
-def _top(scores: np.ndarray, mask: np.ndarray, n: int) -> np.ndarray:
-    """The ``n`` best-scoring tools with the field (ranking's ``top_n`` on cosine + 1, which is > 0)."""
-    shifted = scores + 1.0
-    valid = np.flatnonzero(mask & (shifted > 0))
-    if len(valid) <= n:
-        return valid
-    return valid[np.argpartition(-shifted[valid], n - 1)[:n]]
+def _top(snap: Snapshot, field: str, row_scores: np.ndarray, n: int) -> np.ndarray:
+    """The ``n`` best-scoring tools with the field (ranking's ``top_n`` on cosine + 1, which is > 0).
+
+    Works on the field's rows, not a per-tool array: the rows are in tool order, so this picks
+    the very tools a per-tool scan picked, without filling and masking an array of every tool.
+    """
+    shifted = row_scores + 1.0
+    valid = np.flatnonzero(shifted > 0)
+    if len(valid) > n:
+        valid = valid[np.argpartition(-shifted[valid], n - 1)[:n]]
+    return snap.rows[field][valid]
 
 
 def dense_search(snap: Snapshot, field: str, query: np.ndarray, n: int) -> DenseHits:
     """The ``n`` tools whose ``field`` is closest to ``query``, and a scorer for any others.
 
-    Exact below the snapshot's threshold; above it, the same search on float16 rows (it finds
-    0.998 of the float32 scan's top 10 at 100k tools; the rest are rounding between near-equal
-    cosines, see docs/storage.md).
+    Exact below the snapshot's threshold; above it, a prefiltered search of float16 rows (it finds
+    0.9995 of the float32 scan's top 10 at 100k tools, as a scan of every float16 row does; the
+    rest are rounding between near-equal cosines, see docs/storage.md).
     """
     q = np.asarray(query, dtype=np.float32)
     index = snap.ann.get(field)
     if index is None:
-        scores = dense_scores(snap, field, q)
-        return DenseHits(snap, field, q, _top(scores, snap.present[field], n), scores)
+        row_scores = _row_scores(snap.vectors[field], q)
+        return DenseHits(snap, field, q, _top(snap, field, row_scores, n), row_scores)
     return DenseHits(snap, field, q, snap.rows[field][index.search(q, n)])

@@ -120,3 +120,54 @@ def test_half_scan_index_alone_finds_the_exact_neighbours():
         assert found[0] == exact[0]  # best first
     assert np.mean(recall) >= 0.99
     assert len(index.search(mat[0], 0)) == 0
+
+
+def _large(rng: np.random.Generator, n: int, dim: int) -> tuple[np.ndarray, np.ndarray]:
+    """``n`` unit rows in many topic clusters and queries far from every row (like the scale bench's)."""
+    centres = rng.normal(size=(200, dim))
+    rows = centres[rng.integers(0, 200, n)] + 0.9 * rng.normal(size=(n, dim))
+    queries = centres[rng.integers(0, 200, 40)] + 1.5 * rng.normal(size=(40, dim))
+    unit = [(m / np.linalg.norm(m, axis=1, keepdims=True)).astype(np.float32) for m in (rows, queries)]
+    return unit[0], unit[1]
+
+
+def _tie_aware_recall(mat: np.ndarray, queries: np.ndarray, search, k: int) -> float:
+    """Share of returned rows scoring at least the exact float32 scan's k-th cosine."""
+    hits = 0
+    for q in queries:
+        exact = mat @ q
+        kth = np.sort(exact)[-k]
+        hits += int(np.sum(exact[search(q, k)] >= kth - 1e-6))
+    return hits / (k * len(queries))
+
+
+def test_prefiltered_search_keeps_the_exact_scans_top_candidates():
+    rng = np.random.default_rng(6)
+    mat, queries = _large(rng, 24_000, 128)
+    index = HalfScanIndex.from_matrix(mat)
+    assert index.prefiltered
+    for k in (10, 50):
+        assert _tie_aware_recall(mat, queries, index.search, k) >= 0.99
+        scanned = _tie_aware_recall(mat, queries, lambda q, n: index.search(q, n, exhaustive=True), k)
+        assert _tie_aware_recall(mat, queries, index.search, k) >= scanned - 0.005
+    assert index.search(queries[0], 7).shape == (7,)  # k x factor not a whole number of rows
+    assert len(index.search(queries[0], 30_000)) == 24_000  # more than the rows: every row, no prefilter
+
+
+def test_fields_below_the_prefilter_threshold_scan_every_row():
+    rng = np.random.default_rng(7)
+    mat, queries = _large(rng, 5_000, 64)
+    index = HalfScanIndex.from_matrix(mat)
+    assert not index.prefiltered and index.nbytes == 5_000 * 64 * 2
+    for q in queries[:10]:
+        np.testing.assert_array_equal(index.search(q, 50), index.search(q, 50, exhaustive=True))
+
+
+def test_prefilter_memory_is_a_small_share_of_the_float16_rows():
+    rng = np.random.default_rng(8)
+    mat, _ = _large(rng, 10_000, 64)
+    index = HalfScanIndex.from_matrix(mat, prefilter_min_rows=1_000)
+    # 4 bits per 2 dimensions, rows packed in blocks of 32: 16 bytes a row here (1/8 of float16)
+    assert index.prefilter_nbytes == 10_016 * 64 // 4
+    assert index.nbytes == index.matrix.nbytes + index.prefilter_nbytes
+    assert index.matrix.nbytes == 10_000 * 64 * 2  # the stored rows are still float16, once
