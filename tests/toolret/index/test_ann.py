@@ -5,7 +5,6 @@ from __future__ import annotations
 import gc
 
 import numpy as np
-import pytest
 
 from toolret import ToolDoc
 from toolret.config import RetrievalConfig
@@ -13,8 +12,6 @@ from toolret.index.ann import HalfScanIndex
 from toolret.index.dense import dense_scores, dense_search
 from toolret.index.snapshot import build_snapshot
 from toolret.retrieval.ranking import rank_query
-
-pytest.importorskip("faiss")
 
 DIM = 32
 WORDS = "weather currency email calendar invoice stock flight hotel music translate map recipe".split()

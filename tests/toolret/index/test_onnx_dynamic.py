@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import onnx  # the fast-index extra, part of the dev install make test uses
 import pytest
 
 from toolret import ModelMismatchError, ToolKnowledgeBase
@@ -15,8 +16,6 @@ from toolret.index.embedding import resolve_embedder
 from toolret.index.onnx_dynamic import ONNX_DYNAMIC_EMBEDDER_NAME, fold_dequantized_weights
 from toolret.index.onnx_embedding import ONNX_EMBEDDER_NAME, OnnxEmbedder
 from toolret.sources.stdlib_registry import stdlib_tools
-
-onnx = pytest.importorskip("onnx")
 
 TEXTS = [
     "weather in Paris tomorrow",
