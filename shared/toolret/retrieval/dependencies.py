@@ -36,6 +36,7 @@ from toolret.documents.tool_doc import ToolParam
 from toolret.index.snapshot import Snapshot
 from toolret.results import ScoredTool, TraceStep
 from toolret.retrieval.arguments import ArgumentFit, spot_arguments
+from toolret.retrieval.plan_fusion import scored
 from toolret.retrieval.scoring import CandidateScore
 
 __all__ = ["add_producers", "keep_producers", "query_fills", "resolve_dependencies"]
@@ -89,20 +90,6 @@ def query_fills(need: IdentifierNeed, query: str) -> bool:
             if not numeric and value[:1] in "'\"`" and len(text) > 1:
                 return True
     return False
-
-
-def _as_tool(snap: Snapshot, cand: CandidateScore, serves: str, subtask: str | None) -> ScoredTool:
-    doc = snap.docs[cand.index]
-    return ScoredTool(
-        id=doc.id,
-        name=doc.name,
-        score=round(cand.score, 6),
-        field_scores=cand.field_scores,
-        penalty=cand.penalty,
-        subtask=subtask,
-        similarity=round(cand.cosine, 6),
-        serves=serves,
-    )
 
 
 def add_producers(
@@ -164,7 +151,9 @@ def add_producers(
             if pid in at:
                 del out[at[pid]]
             where = out.index(next(t for t in out if t.id == consumer.id))
-            out.insert(where + (config.placement == "after"), _as_tool(snap, pool[best], consumer.id, consumer.subtask))
+            out.insert(
+                where + (config.placement == "after"), scored(snap, pool[best], consumer.subtask, serves=consumer.id)
+            )
             notes.append(f"{pid} for {consumer.id} ({need.param})")
             added += 1
             break

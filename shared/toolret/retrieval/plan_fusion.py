@@ -25,7 +25,10 @@ from toolret.retrieval.search_state import SearchState, _Job
 __all__ = ["field_texts", "fuse_rankings", "plan_jobs", "plan_query", "scored"]
 
 
-def scored(snap: Snapshot, cand: CandidateScore, subtask: str | None = None) -> ScoredTool:
+def scored(
+    snap: Snapshot, cand: CandidateScore, subtask: str | None = None, *, serves: str | None = None
+) -> ScoredTool:
+    """The result entry of one scored candidate (``serves``: the consumer a dependency producer was added for)."""
     doc = snap.docs[cand.index]
     return ScoredTool(
         id=doc.id,
@@ -35,6 +38,7 @@ def scored(snap: Snapshot, cand: CandidateScore, subtask: str | None = None) -> 
         penalty=cand.penalty,
         subtask=subtask,
         similarity=round(cand.cosine, 6),
+        serves=serves,
     )
 
 
