@@ -257,8 +257,8 @@ class RetrievalConfig(BaseModel):
     split_gate: float | None = Field(
         default=None,
         ge=0,
-        description="Balanced: a sub-task is a need of its own only when it matches its best tool better (raw "
-        "cosine, by at least this) than the whole request matches that tool; otherwise it is a fragment "
+        description="Balanced: a sub-task is a need of its own only when it matches its best tool (raw cosine) no "
+        "worse, less this, than the whole request matches its own best tool; otherwise it is a fragment "
         '("I\'m moving to Japan.") and is not searched on its own. When fewer than two sub-tasks remain the '
         "request is ranked as one. Offline plans only (an LLM's split is kept); None keeps every split.",
     )
