@@ -38,7 +38,7 @@ demo: $(DEMO_STAMP)
 LINT_PATHS := shared langchain_toolret llamaindex_toolret tests examples
 lint: $(STAMP)
 	$(PY) -m ruff check $(LINT_PATHS)
-	$(PY) -m ruff format --check $(LINT_PATHS)
+	$(PY) -m ruff format --check $(LINT_PATHS) README.md docs
 	$(PY) -m mypy
 
 test: $(STAMP) lint
