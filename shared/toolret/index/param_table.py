@@ -29,13 +29,14 @@ from toolret.documents.tool_doc import ToolDoc
 __all__ = ["ParamTable"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class ParamTable:
     """Tool ``i``'s parameters are rows ``start[i]:start[i + 1]``, in the tool's own order.
 
     ``key[r]`` indexes ``keys``, the distinct ``(name, type, enum)`` triples (``enum``: the
     lowercased text of each allowed value, ``()`` for none — all a parameter's score reads);
-    ``required[r]`` is the row's flag.
+    ``required[r]`` is the row's flag. Tables compare (and hash) by identity: query-time
+    structures derived from one (:mod:`toolret.retrieval.param_fit`) are kept per table.
     """
 
     start: np.ndarray

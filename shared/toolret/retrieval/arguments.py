@@ -20,7 +20,15 @@ from typing import Literal
 from toolret.documents.text import split_identifier
 from toolret.documents.tool_doc import ToolParam
 
-__all__ = ["ArgumentFit", "SpottedArgument", "param_satisfaction", "spot_arguments"]
+__all__ = [
+    "ID_FLOOR",
+    "ArgumentFit",
+    "ParamShape",
+    "SpottedArgument",
+    "param_satisfaction",
+    "param_shape",
+    "spot_arguments",
+]
 
 ArgKind = Literal["email", "url", "date", "quoted", "file", "number", "proper_noun"]
 
@@ -201,7 +209,7 @@ _NAME_HINTS: dict[str, tuple[str, ...]] = {
 # Identifiers (``movie_id``, ``user_uuid``) usually come from an earlier tool's output (search,
 # then details), so a request that does not spell one out is weak evidence against the tool.
 _ID_WORDS = frozenset({"id", "ids", "uuid", "guid", "key", "handle"})
-_ID_FLOOR = 0.5
+ID_FLOOR = 0.5
 
 # How well a value of each kind can fill a parameter of a generic JSON type.
 _KIND_FOR_TYPE: dict[str, dict[str, float]] = {
@@ -214,7 +222,7 @@ _KIND_FOR_TYPE: dict[str, dict[str, float]] = {
 
 
 @dataclass(frozen=True)
-class _ParamShape:
+class ParamShape:
     """What :func:`param_satisfaction` reads from a parameter's name and type, whatever the query."""
 
     base_type: str
@@ -227,7 +235,7 @@ class _ParamShape:
 
 
 @lru_cache(maxsize=65536)
-def _shape(name: str, type_: str) -> _ParamShape:
+def param_shape(name: str, type_: str) -> ParamShape:
     """A parameter's shape, computed once per (name, type): splitting names is most of the cost
     of scoring a query's candidates, and registries repeat the same parameters across tools."""
     base_type = type_.split("|")[0].strip().lower() or "any"
@@ -239,7 +247,7 @@ def _shape(name: str, type_: str) -> _ParamShape:
             break
     table = _KIND_FOR_TYPE.get(base_type, _KIND_FOR_TYPE["string"])
     free = base_type in ("boolean", "any", "null")
-    return _ParamShape(base_type, free, name_words, hinted, table, bool(name_words & _ID_WORDS))
+    return ParamShape(base_type, free, name_words, hinted, table, bool(name_words & _ID_WORDS))
 
 
 class ArgumentFit:
@@ -257,7 +265,8 @@ class ArgumentFit:
         self._best: dict[tuple[str, str | None], float] = {}
         self._by_shape: dict[tuple[str, str], float] = {}
 
-    def _best_value(self, shape: _ParamShape) -> float:
+    def kind_best(self, shape: ParamShape) -> float:
+        """The best fit of any spotted value for parameters of this shape's kind (type and name hint)."""
         hinted = shape.hinted if shape.base_type == "string" else None
         key = (shape.base_type, hinted)
         best = self._best.get(key)
@@ -283,26 +292,29 @@ class ArgumentFit:
         ``name``, ``location``, ``id``...). A parameter whose allowed value the query's words
         contain is satisfied.
         """
-        if enum:
-            if self._joined is None:
-                self._joined = " ".join(sorted(self.query_words))
-            joined = self._joined
-            if any(value in joined for value in enum):
-                return 1.0
+        if enum and self.enum_filled(enum):
+            return 1.0
         key = (name, type_)
         known = self._by_shape.get(key)
         if known is None:
-            known = self._by_shape[key] = self._score(_shape(name, type_))
+            known = self._by_shape[key] = self._score(param_shape(name, type_))
         return known
 
-    def _score(self, shape: _ParamShape) -> float:
+    def enum_filled(self, enum: tuple[str, ...]) -> bool:
+        """Do the query's words contain one of a parameter's allowed values (lowercased text)?"""
+        if self._joined is None:
+            self._joined = " ".join(sorted(self.query_words))
+        joined = self._joined
+        return any(value in joined for value in enum)
+
+    def _score(self, shape: ParamShape) -> float:
         if shape.free:
             return 1.0
-        best = self._best_value(shape)
+        best = self.kind_best(shape)
         if shape.name_words and shape.name_words <= self.query_words:
             best = max(best, 0.8)
         if shape.is_id:
-            best = max(best, _ID_FLOOR)
+            best = max(best, ID_FLOOR)
         return best
 
 

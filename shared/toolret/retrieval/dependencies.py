@@ -37,7 +37,7 @@ from toolret.index.snapshot import Snapshot
 from toolret.results import ScoredTool, TraceStep
 from toolret.retrieval.arguments import ArgumentFit, spot_arguments
 from toolret.retrieval.plan_fusion import scored
-from toolret.retrieval.scoring import CandidateScore
+from toolret.retrieval.ranked import CandidateScore, RankedCandidates
 
 __all__ = ["add_producers", "keep_producers", "query_fills", "resolve_dependencies"]
 
@@ -197,12 +197,12 @@ def resolve_dependencies(
     snap: Snapshot,
     query: str,
     tools: Sequence[ScoredTool],
-    pool: Sequence[CandidateScore],
+    pool: RankedCandidates,
     k: int,
     config: DependencyConfig,
 ) -> tuple[list[ScoredTool], TraceStep]:
     """:func:`add_producers` over a search's first ranking, with its ``dependencies`` trace step."""
     start = time.perf_counter()
-    out, notes = add_producers(tools, snap, query, {c.index: c for c in pool}, k, config)
+    out, notes = add_producers(tools, snap, query, pool.by_tool(), k, config)
     note = "; ".join(notes) if notes else "no unfilled identifier with a producer"
     return out, TraceStep(stage="dependencies", path="offline", ms=(time.perf_counter() - start) * 1000, note=note)

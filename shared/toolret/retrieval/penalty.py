@@ -5,8 +5,9 @@ P(q, t) = scale * sum_p sigmoid(alpha * (tau - s_p)) * (w_req | w_opt)      (MFT
 with s_p from :class:`toolret.retrieval.arguments.ArgumentFit`. :func:`parameter_penalty` is the
 formula for one tool; :func:`candidate_penalties` gives the same numbers for a query's whole
 candidate pool from the snapshot's :class:`~toolret.index.param_table.ParamTable`, working out each
-distinct (name, type, enum) and each distinct s_p once, and summing each tool's terms in the tool's
-parameter order (``np.bincount`` adds in input order), so both agree to the last bit.
+distinct (name, type, enum) once, all of them together (:mod:`toolret.retrieval.param_fit`), and
+each distinct s_p once, and summing each tool's terms in the tool's parameter order
+(``np.bincount`` adds in input order), so both agree to the last bit.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from toolret.config import RetrievalConfig
 from toolret.documents.tool_doc import ToolDoc
 from toolret.index.param_table import ParamTable
 from toolret.retrieval.arguments import ArgumentFit, SpottedArgument
+from toolret.retrieval.param_fit import KeyShapes, key_satisfactions
 
 __all__ = ["candidate_penalties", "parameter_penalty"]
 
@@ -62,7 +64,7 @@ def candidate_penalties(
     if not len(row):
         return np.zeros(n, dtype=np.float64)
     distinct, which = np.unique(table.key[row], return_inverse=True)
-    s_p = np.array([fit.satisfaction_of(*table.keys[k]) for k in distinct.tolist()], dtype=np.float64)[which]
+    s_p = key_satisfactions(fit, KeyShapes.of(table), distinct)[which]
     values, back = np.unique(s_p, return_inverse=True)
     gate = np.array([sigmoid(pen.alpha * (pen.tau - v)) for v in values.tolist()], dtype=np.float64)[back]
     terms = gate * np.where(table.required[row], pen.w_required, pen.w_optional)

@@ -19,7 +19,7 @@ from toolret.index.snapshot import Snapshot
 from toolret.results import ScoredTool, TraceStep
 from toolret.retrieval.fusion import budgeted_merge, reciprocal_rank_fusion
 from toolret.retrieval.planning import FieldQueries, QueryPlan, plan_offline
-from toolret.retrieval.scoring import CandidateScore
+from toolret.retrieval.ranked import CandidateScore, RankedCandidates
 from toolret.retrieval.search_state import SearchState, _Job
 
 __all__ = ["field_texts", "fuse_rankings", "plan_jobs", "plan_query", "scored"]
@@ -125,7 +125,7 @@ def fuse_rankings(
     snap: Snapshot,
     plan: QueryPlan,
     jobs: list[_Job],
-    rankings: list[tuple[list[CandidateScore], int, int]],
+    rankings: list[tuple[RankedCandidates, int, int]],
     k: int,
     config: RetrievalConfig,
 ) -> tuple[list[ScoredTool], dict[int, list[ScoredTool]]]:

@@ -18,7 +18,8 @@ from toolret.index.lexical import analyze
 from toolret.index.snapshot import Snapshot
 from toolret.retrieval.arguments import spot_arguments
 from toolret.retrieval.evidence import query_evidence, registry_df
-from toolret.retrieval.scoring import CandidateScore, FieldSignals, evidence_score, score_candidates
+from toolret.retrieval.ranked import RankedCandidates
+from toolret.retrieval.scoring import FieldSignals, evidence_score, score_candidates
 
 __all__ = ["named_tools", "rank_query", "top_n"]
 
@@ -61,7 +62,7 @@ def rank_query(
     config: RetrievalConfig,
     field_queries: dict[str, tuple[str, np.ndarray]] | None = None,
     history: dict[int, float] | None = None,
-) -> tuple[list[CandidateScore], int, int]:
+) -> tuple[RankedCandidates, int, int]:
     """MFTR ranking of one query: (ranked candidates, candidate count, argument count).
 
     ``field_queries`` maps a field to its own (text, vector) — MFTR's field-aligned

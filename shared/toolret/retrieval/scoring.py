@@ -30,6 +30,7 @@ from toolret.documents.tool_doc import INDEX_FIELDS, ToolDoc
 from toolret.index.param_table import ParamTable
 from toolret.retrieval.arguments import ArgumentFit, SpottedArgument
 from toolret.retrieval.penalty import candidate_penalties, parameter_penalty, sigmoid
+from toolret.retrieval.ranked import CandidateScore, RankedCandidates
 
 __all__ = [
     "FEATURE_NAMES",
@@ -61,18 +62,6 @@ class FieldSignals:
     evidence: float = 0.0
     #: Per field, each candidate's neighbourhood density in the registry (Snapshot.hubness).
     hubness: dict[str, np.ndarray] = dataclasses.field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class CandidateScore:
-    index: int
-    score: float
-    field_scores: dict[str, float]
-    penalty: float
-    features: tuple[float, ...] = ()
-    #: The candidate's best raw cosine over its fields: an absolute, query-comparable confidence
-    #: (the fused score is relative to the candidate pool), read by the balanced split gate.
-    cosine: float = 0.0
 
 
 #: The features a learned scorer weighs (toolret.retrieval.learn); "heuristic" is the MFTR score itself,
@@ -193,8 +182,9 @@ def score_candidates(
     exact_matches: frozenset[int] | set[int] = frozenset(),
     history: dict[int, float] | None = None,
     params: ParamTable | None = None,
-) -> list[CandidateScore]:
-    """MFTR scores of every candidate, best first (ties broken by knowledge-base order).
+) -> RankedCandidates:
+    """MFTR scores of every candidate, best first (ties broken by knowledge-base order), as a
+    :class:`~toolret.retrieval.ranked.RankedCandidates` (each object is made when first read).
 
     ``params`` is the snapshot's table of ``docs``' parameters (:attr:`Snapshot.params
     <toolret.index.snapshot.Snapshot.params>`); without it one is built for the candidates.
@@ -257,26 +247,21 @@ def score_candidates(
         heuristic = np.where(exact, heuristic + config.exact_name_boost, heuristic)
     pen_scale = config.penalty.scale if config.penalty.scale > 0 else 1.0
     columns = [*lex_cols, *dense_cols, *present_cols, penalty / pen_scale, named.astype(np.float64), h, heuristic]
-    matrix = np.column_stack(columns) if n else np.zeros((0, len(columns)))
-    learned = np.asarray(config.learned.coef, dtype=np.float64) if config.learned is not None else None
-    scores = heuristic if learned is None else np.array([float(np.dot(learned, row)) for row in matrix])
-    # Best first, ties by knowledge-base order; objects are made in that order (a search at 100k
-    # tools scores ~400 candidates, and this loop was a fifth of the search beyond the embedding).
+    scores = heuristic
+    if config.learned is not None:
+        learned = np.asarray(config.learned.coef, dtype=np.float64)
+        matrix = np.column_stack(columns) if n else np.zeros((0, len(columns)))
+        scores = np.array([float(np.dot(learned, row)) for row in matrix])
+    # Best first, ties by knowledge-base order. The CandidateScore objects are made when read
+    # (toolret.retrieval.ranked): a search at 100k tools scores ~400 candidates and reads a handful.
     order = np.lexsort((signals.candidates, -scores)).tolist()
-    shown: list[dict[str, float]] = [{} for _ in range(n)]
-    for f, s_f in per_field.items():
-        values = s_f.tolist()
-        for row in np.flatnonzero(signals.present[f]).tolist():
-            shown[row][f] = round(values[row], 6)
-    if history:
-        for row, value in enumerate(h.tolist()):
-            if value:
-                shown[row]["history"] = value
-    score_list, features, pen_list, cos_list = scores.tolist(), matrix.tolist(), penalty.tolist(), raw_cos.tolist()
-    results = [
-        CandidateScore(
-            cand[row], score_list[row], shown[row], round(pen_list[row], 6), tuple(features[row]), cos_list[row]
-        )
-        for row in order
-    ]
-    return results
+    return RankedCandidates(
+        candidates=signals.candidates,
+        order=order,
+        scores=scores,
+        per_field={f: (s_f, signals.present[f]) for f, s_f in per_field.items()},
+        history=h if history else None,
+        penalty=penalty,
+        features=columns,
+        cosine=raw_cos,
+    )

@@ -18,8 +18,8 @@ from toolret.llm.protocol import ChatMessage
 from toolret.results import ScoredTool, TraceStep
 from toolret.retrieval.memory import HistorySnapshot
 from toolret.retrieval.planning import FieldQueries, QueryPlan
+from toolret.retrieval.ranked import RankedCandidates
 from toolret.retrieval.reflection import Coverage
-from toolret.retrieval.scoring import CandidateScore
 
 __all__ = ["SearchState"]
 
@@ -57,7 +57,7 @@ class SearchState:
     trace: list[TraceStep] = field(default_factory=list)
     plan: QueryPlan | None = None
     jobs: list[_Job] = field(default_factory=list)
-    rankings: list[tuple[list[CandidateScore], int, int]] = field(default_factory=list)
+    rankings: list[tuple[RankedCandidates, int, int]] = field(default_factory=list)
     tools: list[ScoredTool] = field(default_factory=list)
     reflect_round: int = 0
     pending: Coverage | None = None
