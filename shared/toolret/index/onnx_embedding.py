@@ -103,9 +103,9 @@ class OnnxEmbedder:
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         model, _ = self.model_files()
         if self.dynamic_int8:
-            from toolret.index.onnx_dynamic import dynamic_int8_model
+            from toolret.index.onnx_dynamic import dynamic_int8_session
 
-            return ort.InferenceSession(dynamic_int8_model(model), options, providers=["CPUExecutionProvider"])
+            return dynamic_int8_session(model, options)
         try:
             return ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
         except Exception as exc:  # onnxruntime raises its own exception types for a bad file
