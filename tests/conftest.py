@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import socket
+import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,8 @@ import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+# Rewritten models (toolret.index.onnx_dynamic) go to a folder of this test session, not the user's cache.
+os.environ.setdefault("TOOLRET_CACHE_DIR", tempfile.mkdtemp(prefix="toolret-test-cache-"))
 
 #: ../shared/benchmarks beside the repository (read-only team folder).
 BENCHMARKS = Path(__file__).resolve().parents[1].parent / "shared" / "benchmarks"

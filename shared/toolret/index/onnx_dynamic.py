@@ -15,27 +15,47 @@ They are different vectors, so a knowledge base built this way records its own e
 (:data:`ONNX_DYNAMIC_EMBEDDER_NAME`) and never mixes with the default's.
 
 The rewrite needs the ``onnx`` package (not a base dependency: ``pip install 'toolret[fast-index]'``)
-and costs 1-3 s once per process, when the embedder is first used.
+and costs 1-3 s. It is done once per machine: :func:`dynamic_int8_session` saves the rewritten
+model in the user's cache folder (:func:`cache_dir`, written atomically) and later processes load
+that file in a tenth of a second, without importing ``onnx``. The file records the SHA-256 of the
+model it was made from (with onnxruntime's version and :data:`REWRITE_VERSION`); a file that does
+not match the installed model is never used, and where nothing can be written the rewrite stays
+in memory, as before.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import logging
 import os
 import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from toolret.errors import MissingDependencyError
 
-__all__ = ["ONNX_DYNAMIC_EMBEDDER_NAME", "dynamic_int8_model"]
+__all__ = [
+    "ONNX_DYNAMIC_EMBEDDER_NAME",
+    "REWRITE_VERSION",
+    "cache_dir",
+    "dynamic_int8_model",
+    "dynamic_int8_session",
+    "rewrite_key",
+]
+
+logger = logging.getLogger("toolret")
 
 #: Stored in a knowledge base built with int8 activations (:class:`~toolret.index.onnx_embedding.OnnxEmbedder`
 #: with ``dynamic_int8=True``).
 ONNX_DYNAMIC_EMBEDDER_NAME = "packaged:all-MiniLM-L6-v2-onnx-int8-dynamic"
+#: Part of the cache key: bump it whenever the rewrite below changes what it produces.
+REWRITE_VERSION = 1
+#: Model metadata key holding the cache key a rewritten model was made for.
+_KEY_PROP = "toolret.rewrite_key"
 
 
 def _onnx() -> Any:
@@ -93,11 +113,75 @@ def fold_dequantized_weights(model: Any) -> list[str]:
     return weighted
 
 
-def dynamic_int8_model(model_path: str) -> bytes:
-    """The serialized model with int8 weight products (see the module docstring)."""
+def cache_dir() -> Path:
+    """Where rewritten models are kept: ``$TOOLRET_CACHE_DIR``, else ``$XDG_CACHE_HOME/toolret``, else ``~/.cache/toolret``."""
+    if os.environ.get("TOOLRET_CACHE_DIR"):
+        return Path(os.environ["TOOLRET_CACHE_DIR"])
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "toolret"
+
+
+def rewrite_key(model_path: str) -> str:
+    """SHA-256 of the source model's bytes, the rewrite's version and onnxruntime's version."""
+    import onnxruntime
+
+    digest = hashlib.sha256()
+    with open(model_path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    digest.update(f"\0rewrite {REWRITE_VERSION}\0onnxruntime {onnxruntime.__version__}".encode())
+    return digest.hexdigest()
+
+
+def dynamic_int8_session(model_path: str, options: Any, *, cache: Path | None = None) -> Any:
+    """An onnxruntime session of the rewritten model, from the cache when a file there matches ``model_path``.
+
+    ``cache`` defaults to :func:`cache_dir`. A cached file is used only when the key recorded
+    inside it equals :func:`rewrite_key` of the installed model; otherwise (missing, stale,
+    unreadable) the model is rewritten and saved there atomically (temporary file, then rename),
+    or kept in memory when the folder cannot be written.
+    """
+    import onnxruntime as ort
+
+    key = rewrite_key(model_path)
+    folder = cache_dir() if cache is None else cache
+    path = folder / f"minilm-int8-dynamic-{key[:16]}.onnx"
+    if path.is_file():
+        try:
+            session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        except Exception as exc:  # noqa: BLE001 - onnxruntime has its own error types; a damaged file is rewritten below
+            logger.warning("ignoring unreadable cached model %s (%s); rewriting it", path, exc)
+        else:
+            if session.get_modelmeta().custom_metadata_map.get(_KEY_PROP) == key:
+                return session
+            logger.warning("ignoring cached model %s: it was not made from the installed model; rewriting it", path)
+    model = dynamic_int8_model(model_path, key=key)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(suffix=".tmp", prefix=path.name + ".", dir=folder)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(model)
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+    except OSError as exc:
+        logger.info(
+            "could not cache the int8-activation model in %s (%s); it is rewritten in every process", folder, exc
+        )
+    return ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
+
+
+def dynamic_int8_model(model_path: str, *, key: str = "") -> bytes:
+    """The serialized model with int8 weight products (see the module docstring), ``key`` in its metadata."""
     onnx = _onnx()
     model = onnx.load(model_path)
     weighted = fold_dequantized_weights(model)
+    if key:
+        prop = model.metadata_props.add()
+        prop.key, prop.value = _KEY_PROP, key
     fd, out = tempfile.mkstemp(suffix=".onnx", prefix="toolret-dq-")
     os.close(fd)
     try:

@@ -44,8 +44,9 @@ ONNX_EMBEDDER_NAME = "packaged:all-MiniLM-L6-v2-onnx-int8"
 MAX_TOKENS = 256
 #: Texts per onnxruntime call; batches are length-sorted, so padding stays small.
 BATCH = 32
-#: Padded tokens per onnxruntime call at most (4 texts of 256 tokens, 32 of 32): 7% less CPU per text than 2,048 on bfcl.
-TOKEN_BUDGET = 1024
+#: Padded tokens per onnxruntime call at most (2 texts of 256 tokens, 32 of 16): 7% less CPU per text than
+#: 2,048 on bfcl, and 512 another 3.7% less than 1,024 (bit-identical vectors; docs/storage.md).
+TOKEN_BUDGET = 512
 #: Calls of at most this many texts (a query, a few sub-queries) run on one session, one thread.
 _SMALL = 16
 
@@ -103,9 +104,9 @@ class OnnxEmbedder:
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         model, _ = self.model_files()
         if self.dynamic_int8:
-            from toolret.index.onnx_dynamic import dynamic_int8_model
+            from toolret.index.onnx_dynamic import dynamic_int8_session
 
-            return ort.InferenceSession(dynamic_int8_model(model), options, providers=["CPUExecutionProvider"])
+            return dynamic_int8_session(model, options)
         try:
             return ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
         except Exception as exc:  # onnxruntime raises its own exception types for a bad file

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -12,8 +13,15 @@ import onnx  # the fast-index extra, part of the dev install make test uses
 import pytest
 
 from toolret import ModelMismatchError, ToolKnowledgeBase
+from toolret.index import onnx_dynamic
 from toolret.index.embedding import resolve_embedder
-from toolret.index.onnx_dynamic import ONNX_DYNAMIC_EMBEDDER_NAME, fold_dequantized_weights
+from toolret.index.onnx_dynamic import (
+    ONNX_DYNAMIC_EMBEDDER_NAME,
+    dynamic_int8_model,
+    dynamic_int8_session,
+    fold_dequantized_weights,
+    rewrite_key,
+)
 from toolret.index.onnx_embedding import ONNX_EMBEDDER_NAME, OnnxEmbedder
 from toolret.sources.stdlib_registry import stdlib_tools
 
@@ -90,3 +98,72 @@ def test_building_leaves_the_users_root_logger_alone() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.split() == [str(logging.WARNING), "0"]
     assert "pre-processing" not in done.stderr
+
+
+def _options() -> object:
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    return options
+
+
+def _vector(session: object) -> np.ndarray:
+    ids = np.array([[101, 4633, 1999, 3000, 4826, 102]], dtype=np.int64)
+    feed = {"input_ids": ids, "attention_mask": np.ones_like(ids), "token_type_ids": np.zeros_like(ids)}
+    return session.run(None, feed)[0]  # type: ignore[attr-defined]
+
+
+def test_the_rewritten_model_is_saved_once_and_then_loaded_without_rewriting(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = OnnxEmbedder.model_files()[0]
+    first = dynamic_int8_session(source, _options(), cache=tmp_path)
+    files = list(tmp_path.iterdir())
+    assert [f.name for f in files] == [f"minilm-int8-dynamic-{rewrite_key(source)[:16]}.onnx"]
+    assert first.get_modelmeta().custom_metadata_map["toolret.rewrite_key"] == rewrite_key(source)
+
+    def no_rewrite(*args: object, **kwargs: object) -> bytes:
+        raise AssertionError("the cached model should have been used")
+
+    monkeypatch.setattr(onnx_dynamic, "dynamic_int8_model", no_rewrite)
+    again = dynamic_int8_session(source, _options(), cache=tmp_path)
+    np.testing.assert_array_equal(_vector(again), _vector(first))
+
+
+def test_a_cached_file_not_made_from_the_installed_model_is_never_used(tmp_path: Path) -> None:
+    source = OnnxEmbedder.model_files()[0]
+    path = tmp_path / f"minilm-int8-dynamic-{rewrite_key(source)[:16]}.onnx"
+    reference = _vector(dynamic_int8_session(source, _options(), cache=tmp_path / "ref"))
+    # Another model's rewrite under this model's file name (a stale or copied cache), then a damaged file.
+    for planted in (dynamic_int8_model(source, key="made from another model"), b"not an onnx model"):
+        path.write_bytes(planted)
+        session = dynamic_int8_session(source, _options(), cache=tmp_path)
+        assert session.get_modelmeta().custom_metadata_map["toolret.rewrite_key"] == rewrite_key(source)
+        np.testing.assert_array_equal(_vector(session), reference)
+        assert path.read_bytes() != planted  # replaced by the right rewrite
+
+
+def test_a_cache_folder_that_cannot_be_written_falls_back_to_memory(tmp_path: Path) -> None:
+    blocker = tmp_path / "a file"
+    blocker.write_text("not a folder")
+    source = OnnxEmbedder.model_files()[0]
+    session = dynamic_int8_session(source, _options(), cache=blocker / "cache")
+    assert session.get_modelmeta().custom_metadata_map["toolret.rewrite_key"] == rewrite_key(source)
+    assert blocker.read_text() == "not a folder"
+
+
+def test_a_fresh_process_with_a_cached_model_does_not_import_onnx(tmp_path: Path) -> None:
+    code = (
+        "import sys\n"
+        "from toolret.index.embedding import resolve_embedder\n"
+        f"resolve_embedder({ONNX_DYNAMIC_EMBEDDER_NAME!r}).embed(['weather in Paris'])\n"
+        "print('onnx' in sys.modules)\n"
+    )
+    env = {**os.environ, "TOOLRET_CACHE_DIR": str(tmp_path)}
+    runs = [
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+        for _ in range(2)
+    ]
+    assert [r.stdout.split() for r in runs] == [["True"], ["False"]]
+    assert len(list(tmp_path.iterdir())) == 1
