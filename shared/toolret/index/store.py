@@ -3,8 +3,10 @@
 Two collections per knowledge base:
 * ``<name>_tools``: one record per tool; the document is the ToolDoc as JSON, the metadata
   its name and content hash. A tool exists in the knowledge base iff it has this record.
-* ``<name>_fields``: one record per (tool, non-empty field) holding that field's text and
-  embedding, metadata ``tool_id``, ``field`` and the tool's content hash.
+* ``<name>_fields``: one record per (tool, non-empty field) holding that field's embedding,
+  metadata ``tool_id``, ``field`` and the tool's content hash. The field's text is not stored
+  again (``ToolDoc.field_text`` derives it from the tool record): writing it cost a third of
+  the upsert (bfcl: 9.4 s -> 6.1 s for 9,060 field records) and nothing reads it.
 
 Writes put field records first and the tool record last, and removals go the other way,
 so an interrupted write never leaves a tool record without its fields; field records
@@ -156,7 +158,6 @@ class ChromaStore:
         """Write tools and their field vectors; fields first, tool records last."""
         f_ids: list[str] = []
         f_emb: list[np.ndarray] = []  # stacked per batch: 100k tools as Python float lists would take GBs
-        f_docs: list[str] = []
         f_meta: list[dict[str, Any]] = []
         stale: list[str] = []
         for doc, fields in zip(docs, vectors):
@@ -166,16 +167,13 @@ class ChromaStore:
                 if field in fields:
                     f_ids.append(rid)
                     f_emb.append(np.asarray(fields[field], dtype=np.float32))
-                    f_docs.append(doc.field_text(field))
                     f_meta.append({"tool_id": doc.id, "field": field, "hash": h})
                 else:
                     stale.append(rid)
         if stale:
             self._fields.delete(ids=stale)
         for part in self._batches(len(f_ids)):
-            self._fields.upsert(
-                ids=f_ids[part], embeddings=np.stack(f_emb[part]), documents=f_docs[part], metadatas=f_meta[part]
-            )
+            self._fields.upsert(ids=f_ids[part], embeddings=np.stack(f_emb[part]), metadatas=f_meta[part])
         t_ids = [d.id for d in docs]
         t_docs = [d.model_dump_json() for d in docs]
         t_meta = [{"name": d.name, "hash": d.content_hash} for d in docs]
