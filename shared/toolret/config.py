@@ -259,8 +259,8 @@ class RetrievalConfig(BaseModel):
         ge=0,
         description="Balanced: a sub-task is a need of its own only when it matches its best tool (raw cosine) no "
         "worse, less this, than the whole request matches its own best tool; otherwise it is a fragment "
-        '("I\'m moving to Japan.") and is not searched on its own. When fewer than two sub-tasks remain the '
-        "request is ranked as one. Offline plans only (an LLM's split is kept); None keeps every split.",
+        '("I\'m moving to Japan."), as is a statement that asks nothing (planning.asks_for_something). With fewer '
+        "than two sub-tasks left the request is ranked as one. Offline plans only; None keeps every split.",
     )
     split_clear: float = Field(
         default=2.5,

@@ -18,7 +18,7 @@ from toolret.documents.docstrings import docstring_summary
 from toolret.index.snapshot import Snapshot
 from toolret.results import ScoredTool, TraceStep
 from toolret.retrieval.fusion import budgeted_merge, reciprocal_rank_fusion
-from toolret.retrieval.planning import FieldQueries, QueryPlan, plan_offline
+from toolret.retrieval.planning import FieldQueries, QueryPlan, asks_for_something, plan_offline
 from toolret.retrieval.ranked import CandidateScore, RankedCandidates
 from toolret.retrieval.search_state import SearchState, _Job
 
@@ -144,6 +144,7 @@ def fuse_rankings(
             for g, ranked in groups.items()
             if g is not None
             and ranked[0]
+            and asks_for_something(plan.subtasks[g].text)
             and (ranked[0][0].cosine >= whole - config.split_gate or ranked[0][0].score >= config.split_clear)
         ]
         if len(kept) < 2:  # not a multi-part request after all: the whole request's own ranking

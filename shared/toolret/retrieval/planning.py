@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from toolret.documents.text import tokenize
 from toolret.results import StagePath
 
-__all__ = ["MAX_SUBTASKS", "FieldQueries", "QueryPlan", "SubTask", "plan_offline"]
+__all__ = ["MAX_SUBTASKS", "FieldQueries", "QueryPlan", "SubTask", "asks_for_something", "plan_offline"]
 
 #: More parts than this is a list of items, not a list of requests.
 MAX_SUBTASKS = 4
@@ -79,6 +79,34 @@ _BREAKS = re.compile(
     re.IGNORECASE,
 )
 _LEAD = re.compile(r"^(?:also|additionally|and|then|plus|furthermore|moreover)[,\s]+", re.IGNORECASE)
+
+
+# A request: a question, a polite marker anywhere, or a part that opens (after a greeting or a
+# leading "also") with a request phrase or an imperative verb.
+_ASKS = re.compile(
+    r"\?|\b(?:please|(?:can|could|would|will)\s+you)\b|"
+    r"^[\s\"'(]*(?:(?:hi|hello|hey)\b[\s,!.]*)?(?:(?:also|and|then)\s+)?"
+    r"(?:please|can|could|would|will|i\s+(?:also\s+)?(?:need|want)|i'd\s+(?:like|love)|i\s+would\s+(?:like|love)|"
+    r"(?:i'm|i\s+am)\s+(?:looking\s+for|interested\s+in)|looking\s+for|help|find|get|show|tell|give|list|"
+    r"search|look|check|book|send|create|make|add|set|play|provide|recommend|suggest|translate|convert|"
+    r"calculate|compute|generate|write|summari[sz]e|what|which|who|where|when|how|is\s+there|are\s+there|"
+    r"let\s+me|let's)\b",
+    re.IGNORECASE,
+)
+
+
+def asks_for_something(text: str) -> bool:
+    """Is this part of a request an ask (a question, "can you", "I need", "find ...") rather than a statement?
+
+    A statement ("The company needs to summarize articles for its news app.", "I'm planning a trip
+    to Japan.") sets the context of the ask that follows; searched on its own, it takes slots
+    from the tools the whole request needs. English phrasing only: in other languages no part
+    qualifies, and the request is ranked as one.
+
+    >>> asks_for_something("I'm planning a trip to Japan."), asks_for_something("Can you find me a flight?")
+    (False, True)
+    """
+    return bool(_ASKS.search(text))
 
 
 def _content_words(text: str) -> int:

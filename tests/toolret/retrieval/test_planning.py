@@ -43,3 +43,27 @@ def test_each_subtask_has_itself_as_its_variant():
     plan = plan_offline("Get the stock price of Apple and any recent news about the company")
     assert [s.variants for s in plan.subtasks] == [[s.text] for s in plan.subtasks]
     assert plan.path == "offline" and plan.original.startswith("Get the stock")
+
+
+def test_asks_are_questions_requests_or_imperatives_and_statements_are_not():
+    from toolret.retrieval.planning import asks_for_something
+
+    for ask in (
+        "What's the weather in Oslo?",
+        "Can you find me a flight",
+        "I'm planning a trip next week, could you give me the forecast",
+        '"I need to find a restaurant with vegetarian options',
+        "Hello! I want to improve my communication skills.",
+        "also book a hotel near the station",
+        "Provide guidelines to use PEGASUS for this purpose.",
+        "I'm looking for a course on digital marketing.",
+    ):
+        assert asks_for_something(ask), ask
+    for statement in (
+        "The company needs to summarize articles for its news application.",
+        "A startup is working on a computer vision application supporting autonomous drones.",
+        "I'm planning a trip to Japan with my family next month.",
+        "historic performance.",
+        "Ich brauche einen Flug nach Berlin.",
+    ):
+        assert not asks_for_something(statement), statement

@@ -43,3 +43,15 @@ def test_a_real_multi_part_request_keeps_its_split(kb) -> None:
     assert set(result.ids) == {"get_weather", "convert_currency"}
     subtasks = {t.subtask for t in result.tools}
     assert subtasks <= {None, *(s.text for s in result.plan.subtasks)} and subtasks - {None}
+
+
+def test_a_statement_is_context_not_a_need_of_its_own(kb) -> None:
+    # The same two needs; phrased as asks they are two sub-tasks, but a statement ("Our team
+    # sends...") only sets the context of the ask after it, so the request is ranked as one.
+    asks = "Send an email message to the recipient. Convert 100 dollars to euros."
+    statement = "Our team sends an email message to the recipient every week. Convert 100 dollars to euros."
+    kept = kb.search(asks, k=3, config="balanced")
+    assert kept.plan is not None and len(kept.plan.subtasks) == 2
+    gated = kb.search(statement, k=3, config="balanced")
+    assert any("split gated" in s.note for s in gated.trace if s.stage == "fuse")
+    assert gated.ids == kb.search(statement, k=3, config="fast").ids
