@@ -70,12 +70,16 @@ class QueryPlan(BaseModel):
 
 
 _SENTENCE = re.compile(r"(?<=[.?!])\s+(?=[A-Z\"'(])")
+# Words a request opens with: a question word, a modal of a polite request, or an imperative verb.
+# A conjunction followed by one starts a new request; a part that opens with one asks for something.
+_OPENERS = (
+    r"can|could|would|will|please|what|how|where|when|which|who|tell|show|find|give|get|suggest|"
+    r"recommend|provide|list|check|book|send|convert|calculate|translate|search|look|help"
+)
 _BREAKS = re.compile(
     r"\s*(?:;|,?\s+and\s+then\s+|,?\s+then\s+|,?\s+after\s+that,?\s+|,?\s+afterwards,?\s+|"
     r",?\s+and\s+also\s+|,?\s+as\s+well\s+as\s+|,?\s+additionally,?\s+|,\s+also,?\s+|"
-    r",?\s+plus\s+|,\s+and\s+|\s+and\s+(?=(?:can|could|would|will|please|what|how|where|when|which|who|"
-    r"why|is|are|do|does|any|tell|show|find|give|get|suggest|recommend|provide|list|check|book|send|"
-    r"convert|calculate|translate|search|look|help|let|i\s+(?:want|need|would)|also)\b))",
+    rf",?\s+plus\s+|,\s+and\s+|\s+and\s+(?=(?:{_OPENERS}|why|is|are|do|does|any|let|i\s+(?:want|need|would)|also)\b))",
     re.IGNORECASE,
 )
 _LEAD = re.compile(r"^(?:also|additionally|and|then|plus|furthermore|moreover)[,\s]+", re.IGNORECASE)
@@ -86,11 +90,9 @@ _LEAD = re.compile(r"^(?:also|additionally|and|then|plus|furthermore|moreover)[,
 _ASKS = re.compile(
     r"\?|\b(?:please|(?:can|could|would|will)\s+you)\b|"
     r"^[\s\"'(]*(?:(?:hi|hello|hey)\b[\s,!.]*)?(?:(?:also|and|then)\s+)?"
-    r"(?:please|can|could|would|will|i\s+(?:also\s+)?(?:need|want)|i'd\s+(?:like|love)|i\s+would\s+(?:like|love)|"
-    r"(?:i'm|i\s+am)\s+(?:looking\s+for|interested\s+in)|looking\s+for|help|find|get|show|tell|give|list|"
-    r"search|look|check|book|send|create|make|add|set|play|provide|recommend|suggest|translate|convert|"
-    r"calculate|compute|generate|write|summari[sz]e|what|which|who|where|when|how|is\s+there|are\s+there|"
-    r"let\s+me|let's)\b",
+    rf"(?:{_OPENERS}|i\s+(?:also\s+)?(?:need|want)|i'd\s+(?:like|love)|i\s+would\s+(?:like|love)|"
+    r"(?:i'm|i\s+am)\s+(?:looking\s+for|interested\s+in)|looking\s+for|create|make|add|set|play|compute|"
+    r"generate|write|summari[sz]e|is\s+there|are\s+there|let\s+me|let's)\b",
     re.IGNORECASE,
 )
 
