@@ -22,6 +22,7 @@ from toolret.documents.tool_doc import ToolParam
 
 __all__ = [
     "ID_FLOOR",
+    "NAMED_FLOOR",
     "ArgumentFit",
     "ParamShape",
     "SpottedArgument",
@@ -210,6 +211,8 @@ _NAME_HINTS: dict[str, tuple[str, ...]] = {
 # then details), so a request that does not spell one out is weak evidence against the tool.
 _ID_WORDS = frozenset({"id", "ids", "uuid", "guid", "key", "handle"})
 ID_FLOOR = 0.5
+#: s_p of a parameter the query names (all its name words are query words), at least.
+NAMED_FLOOR = 0.8
 
 # How well a value of each kind can fill a parameter of a generic JSON type.
 _KIND_FOR_TYPE: dict[str, dict[str, float]] = {
@@ -312,7 +315,7 @@ class ArgumentFit:
             return 1.0
         best = self.kind_best(shape)
         if shape.name_words and shape.name_words <= self.query_words:
-            best = max(best, 0.8)
+            best = max(best, NAMED_FLOOR)
         if shape.is_id:
             best = max(best, ID_FLOOR)
         return best

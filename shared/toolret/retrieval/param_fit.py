@@ -33,12 +33,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from toolret.index.param_table import ParamTable
-from toolret.retrieval.arguments import ID_FLOOR, ArgumentFit, ParamShape, param_shape
+from toolret.retrieval.arguments import ID_FLOOR, NAMED_FLOOR, ArgumentFit, ParamShape, param_shape
 
 __all__ = ["KeyShapes", "key_satisfactions"]
-
-#: s_p of a parameter the query names (all its name words are query words), at least.
-_NAMED_FLOOR = 0.8
 
 _cache: weakref.WeakKeyDictionary[ParamTable, KeyShapes] = weakref.WeakKeyDictionary()
 _lock = threading.Lock()
@@ -118,7 +115,7 @@ def key_satisfactions(fit: ArgumentFit, shapes: KeyShapes, keys: np.ndarray) -> 
     named = np.zeros(len(keys), dtype=bool)
     if len(hits):
         named = (words >= 0) & (hits[words] == shapes.set_size[words])
-    s_p = np.where(named, np.maximum(s_p, _NAMED_FLOOR), s_p)
+    s_p = np.where(named, np.maximum(s_p, NAMED_FLOOR), s_p)
     s_p = np.where(shapes.is_id[keys], np.maximum(s_p, ID_FLOOR), s_p)
     s_p = np.where(shapes.free[keys], 1.0, s_p)
     for at in np.flatnonzero(shapes.has_enum[keys]).tolist():
