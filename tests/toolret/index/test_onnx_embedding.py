@@ -151,3 +151,16 @@ def test_long_texts_go_in_smaller_batches():
     assert [len(b) for b in batches] == [32, 8] + [per_batch] * (9 // per_batch) + [9 % per_batch] * (9 % per_batch > 0)
     assert sorted(i for b in batches for i in b) == list(range(len(lengths)))
     assert all(len(b) * max(lengths[i] for i in b) <= TOKEN_BUDGET for b in batches if len(b) > 1)
+
+
+@pytest.mark.parametrize("dynamic_int8", [False, True])
+def test_a_damaged_model_file_is_a_config_error_naming_it(tmp_path: Path, monkeypatch, dynamic_int8: bool) -> None:
+    # Both paths, the default session and the int8-activation rewrite, say which file is bad and
+    # how to reinstall it, instead of an onnx/onnxruntime exception from deep inside.
+    damaged = tmp_path / "model.onnx"
+    damaged.write_bytes(b"not an onnx model")
+    tokenizer = OnnxEmbedder.model_files()[1]
+    monkeypatch.setattr(OnnxEmbedder, "model_files", staticmethod(lambda: (str(damaged), tokenizer)))
+    monkeypatch.setenv("TOOLRET_CACHE_DIR", str(tmp_path / "cache"))
+    with pytest.raises(ConfigError, match="could not load the ONNX embedding model.*model.onnx.*reinstall"):
+        OnnxEmbedder(dynamic_int8=dynamic_int8).embed(["some text"])
