@@ -20,7 +20,10 @@ model in the user's cache folder (:func:`cache_dir`, written atomically) and lat
 that file in a tenth of a second, without importing ``onnx``. The file records the SHA-256 of the
 model it was made from (with onnxruntime's version and :data:`REWRITE_VERSION`); a file that does
 not match the installed model is never used, and where nothing can be written the rewrite stays
-in memory, as before.
+in memory, as before. Each load marks its file as used (its modification time); when a new file is
+written, files of other keys not used for :data:`STALE_AFTER_DAYS` days (an onnxruntime or model
+upgrade leaves one 23 MB file behind each time) and leftover temporary files are deleted. A file
+another environment on the machine still loads stays, since its loads keep marking it.
 """
 
 from __future__ import annotations
@@ -41,9 +44,11 @@ from toolret.errors import MissingDependencyError
 __all__ = [
     "ONNX_DYNAMIC_EMBEDDER_NAME",
     "REWRITE_VERSION",
+    "STALE_AFTER_DAYS",
     "cache_dir",
     "dynamic_int8_model",
     "dynamic_int8_session",
+    "prune_stale",
     "rewrite_key",
 ]
 
@@ -56,6 +61,9 @@ ONNX_DYNAMIC_EMBEDDER_NAME = "packaged:all-MiniLM-L6-v2-onnx-int8-dynamic"
 REWRITE_VERSION = 1
 #: Model metadata key holding the cache key a rewritten model was made for.
 _KEY_PROP = "toolret.rewrite_key"
+#: A cached rewrite no process has loaded for this long is deleted when another one is written.
+STALE_AFTER_DAYS = 30
+_PREFIX = "minilm-int8-dynamic-"
 
 
 def _onnx() -> Any:
@@ -145,7 +153,7 @@ def dynamic_int8_session(model_path: str, options: Any, *, cache: Path | None = 
 
     key = rewrite_key(model_path)
     folder = cache_dir() if cache is None else cache
-    path = folder / f"minilm-int8-dynamic-{key[:16]}.onnx"
+    path = folder / f"{_PREFIX}{key[:16]}.onnx"
     if path.is_file():
         try:
             session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
@@ -153,6 +161,8 @@ def dynamic_int8_session(model_path: str, options: Any, *, cache: Path | None = 
             logger.warning("ignoring unreadable cached model %s (%s); rewriting it", path, exc)
         else:
             if session.get_modelmeta().custom_metadata_map.get(_KEY_PROP) == key:
+                with contextlib.suppress(OSError):  # a read-only cache still serves, it only ages
+                    os.utime(path)
                 return session
             logger.warning("ignoring cached model %s: it was not made from the installed model; rewriting it", path)
     model = dynamic_int8_model(model_path, key=key)
@@ -167,11 +177,38 @@ def dynamic_int8_session(model_path: str, options: Any, *, cache: Path | None = 
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
             raise
+        prune_stale(folder, keep=path)
     except OSError as exc:
         logger.info(
             "could not cache the int8-activation model in %s (%s); it is rewritten in every process", folder, exc
         )
     return ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
+
+
+def prune_stale(folder: Path, *, keep: Path, max_age_days: float = STALE_AFTER_DAYS) -> list[Path]:
+    """Delete the rewrites in ``folder`` other than ``keep`` unused for ``max_age_days``, and stale temporary files.
+
+    Returns what was deleted. Only this module's own file names are touched; a file that cannot
+    be deleted (another user's, a read-only folder) is left alone.
+    """
+    import time
+
+    cutoff = time.time() - max_age_days * 86_400
+    removed: list[Path] = []
+    for candidate in folder.glob(f"{_PREFIX}*"):
+        if candidate == keep or not candidate.name.endswith((".onnx", ".tmp")):
+            continue
+        try:
+            if candidate.stat().st_mtime < cutoff:
+                candidate.unlink()
+                removed.append(candidate)
+        except OSError:
+            continue
+    if removed:
+        logger.info(
+            "removed %d int8-activation model(s) unused for %g days from %s", len(removed), max_age_days, folder
+        )
+    return removed
 
 
 def dynamic_int8_model(model_path: str, *, key: str = "") -> bytes:

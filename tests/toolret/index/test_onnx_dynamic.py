@@ -6,6 +6,7 @@ import logging
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -142,6 +143,27 @@ def test_a_cached_file_not_made_from_the_installed_model_is_never_used(tmp_path:
         assert session.get_modelmeta().custom_metadata_map["toolret.rewrite_key"] == rewrite_key(source)
         np.testing.assert_array_equal(_vector(session), reference)
         assert path.read_bytes() != planted  # replaced by the right rewrite
+
+
+def test_writing_a_rewrite_prunes_other_rewrites_unused_for_a_month_and_loading_marks_use(tmp_path: Path) -> None:
+    source = OnnxEmbedder.model_files()[0]
+    month_ago = time.time() - (onnx_dynamic.STALE_AFTER_DAYS + 5) * 86_400
+    old = tmp_path / "minilm-int8-dynamic-0000000000000000.onnx"  # an earlier onnxruntime's rewrite
+    recent = tmp_path / "minilm-int8-dynamic-1111111111111111.onnx"  # another environment's, still in use
+    leftover = tmp_path / "minilm-int8-dynamic-2222.onnx.abc.tmp"  # a write that was killed
+    foreign = tmp_path / "someone-elses.onnx"
+    for planted in (old, recent, leftover, foreign):
+        planted.write_bytes(b"x")
+    for aged in (old, leftover, foreign):
+        os.utime(aged, (month_ago, month_ago))
+    dynamic_int8_session(source, _options(), cache=tmp_path)
+    ours = tmp_path / f"minilm-int8-dynamic-{rewrite_key(source)[:16]}.onnx"
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([ours.name, recent.name, foreign.name])
+    # A load marks the file as used, so the next prune (from another key's write) keeps it.
+    os.utime(ours, (month_ago, month_ago))
+    dynamic_int8_session(source, _options(), cache=tmp_path)
+    assert ours.stat().st_mtime > time.time() - 3_600
+    assert onnx_dynamic.prune_stale(tmp_path, keep=recent) == []
 
 
 def test_a_cache_folder_that_cannot_be_written_falls_back_to_memory(tmp_path: Path) -> None:
