@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["first_sentence", "humanize_name", "split_identifier", "stem_tokens", "tokenize"]
+__all__ = ["first_sentence", "humanize_name", "joined_compounds", "split_identifier", "stem_tokens", "tokenize"]
 
 _CAMEL_1 = re.compile(r"([a-z0-9])([A-Z])")
 _CAMEL_2 = re.compile(r"([A-Z]+)([A-Z][a-z])")
 _SEPARATORS = re.compile(r"[_\-./#:{}()\[\]<>,;|\\@$=+*&^%!?~`'\"\s]+")
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_COMPOUND = re.compile(r"[^\W_]+(?:-[^\W_]+)+", re.UNICODE)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\"'])")
 
 _STOPWORDS = frozenset(
@@ -113,6 +114,26 @@ def tokenize(text: str, *, drop_stopwords: bool = True) -> list[str]:
                 continue
             words.append(word)
     return words
+
+
+def joined_compounds(text: str) -> list[str]:
+    """Hyphenated names of letters and digits written as one word: "SHA-256" -> "sha256".
+
+    A request writes "SHA-256", "GPT-2" or "UTF-8" where the tool is named ``hashlib.sha256``,
+    ``gpt2`` or ``utf8_decode``; :func:`tokenize` splits the request's form into "sha" and "256",
+    which never meet the name's one token. Compounds without a digit ("e-mail", "real-time") or
+    without a letter (dates, phone numbers) are not joined.
+
+    >>> joined_compounds("hash it with SHA-256, not a real-time 2024-01-05 check")
+    ['sha256']
+    """
+    if "-" not in text:
+        return []
+    return [
+        c.replace("-", "").lower()
+        for c in _COMPOUND.findall(text)
+        if any(ch.isdigit() for ch in c) and any(ch.isalpha() for ch in c)
+    ]
 
 
 _STEMMER: object | None = None

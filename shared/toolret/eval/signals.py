@@ -33,7 +33,7 @@ logger = logging.getLogger("toolret")
 #: Candidates per field and signal kept in the cache: the deepest candidate depth LODO may try.
 POOL_DEPTH = 100
 #: Bumped whenever what is extracted changes, so stale caches are rebuilt.
-SIGNALS_VERSION = 5
+SIGNALS_VERSION = 6
 _RANK_NONE = 1 << 20
 
 
@@ -121,7 +121,7 @@ def extract_signals(
     from toolret.eval.baseline import BM25Baseline, CosineBaseline
     from toolret.index.adaptation import tool_hubness
     from toolret.index.dense import dense_scores
-    from toolret.index.lexical import analyze
+    from toolret.index.lexical import analyze_query
     from toolret.retrieval.arguments import spot_arguments
     from toolret.retrieval.evidence import registry_df
     from toolret.retrieval.ranking import named_tools, top_n
@@ -147,7 +147,7 @@ def extract_signals(
     base: dict[str, list[list[float]]] = {"bm25": [], "cosine": [], "bm25@name": [], "cosine@name": []}
     F = len(INDEX_FIELDS)
     for q, qvec in zip(queries, qvecs):
-        tokens = analyze(q.query)
+        tokens = analyze_query(q.query)
         lex_all = [snap.lexical[f].scores(tokens) for f in INDEX_FIELDS]
         dense_all = [dense_scores(snap, f, qvec) for f in INDEX_FIELDS]
         best_rank = np.full(n_tools, _RANK_NONE, dtype=np.int64)

@@ -18,14 +18,24 @@ from typing import Any
 
 import numpy as np
 
-from toolret.documents.text import stem_tokens, tokenize
+from toolret.documents.text import joined_compounds, stem_tokens, tokenize
 
-__all__ = ["LexicalIndex", "analyze"]
+__all__ = ["LexicalIndex", "analyze", "analyze_query"]
 
 
 def analyze(text: str) -> list[str]:
     """Tokens as both the index and the query see them: split, stopwords out, stemmed."""
     return stem_tokens(tokenize(text))
+
+
+def analyze_query(text: str) -> list[str]:
+    """A query's tokens: :func:`analyze`'s, plus its hyphenated letter-digit names joined ("SHA-256" -> sha256).
+
+    Query side only: adding the joined form to tool texts too made those texts longer and
+    lowered their BM25 scores, which cost bfcl a hit; a tool's own "sha256" or "gpt2" is
+    already one token.
+    """
+    return analyze(text) + stem_tokens(joined_compounds(text))
 
 
 def _per_term_max(retriever: object | None) -> np.ndarray:
@@ -120,7 +130,7 @@ class LexicalIndex:
 
     def scores(self, query: str | list[str]) -> np.ndarray:
         """BM25 score of every document for the query (0 for no overlap)."""
-        tokens = analyze(query) if isinstance(query, str) else query
+        tokens = analyze_query(query) if isinstance(query, str) else query
         if self._retriever is None or not tokens or self.n_docs == 0:
             return np.zeros(self.n_docs, dtype=np.float32)
         return np.asarray(self._retriever.get_scores(tokens), dtype=np.float32)  # type: ignore[attr-defined]
@@ -145,7 +155,7 @@ class LexicalIndex:
         Dividing by it says "share of the achievable lexical evidence", which, unlike dividing
         by the best candidate's score, does not call a one-weak-word match perfect.
         """
-        tokens = analyze(query) if isinstance(query, str) else query
+        tokens = analyze_query(query) if isinstance(query, str) else query
         if self._retriever is None or not tokens:
             return 0.0
         vocab = self._retriever.vocab_dict  # type: ignore[attr-defined]

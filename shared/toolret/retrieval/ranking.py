@@ -14,7 +14,7 @@ from toolret.config import RetrievalConfig
 from toolret.documents.text import tokenize
 from toolret.index.blas import one_blas_thread
 from toolret.index.dense import dense_search
-from toolret.index.lexical import analyze
+from toolret.index.lexical import analyze_query
 from toolret.index.snapshot import Snapshot
 from toolret.retrieval.arguments import spot_arguments
 from toolret.retrieval.evidence import query_evidence, registry_df
@@ -71,8 +71,8 @@ def rank_query(
     """
     field_queries = field_queries or {}
     fields = config.active_fields
-    main_tokens = analyze(text)
-    tokens = {f: analyze(field_queries[f][0]) if f in field_queries else main_tokens for f in fields}
+    main_tokens = analyze_query(text)
+    tokens = {f: analyze_query(field_queries[f][0]) if f in field_queries else main_tokens for f in fields}
     vectors = {f: field_queries[f][1] if f in field_queries else qvec for f in fields}
     n = config.candidates_per_field
     lex_all = {f: snap.lexical[f].scores(tokens[f]) for f in fields}

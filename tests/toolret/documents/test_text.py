@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from toolret.documents.text import humanize_name, split_identifier, tokenize
-from toolret.index.lexical import LexicalIndex, analyze
+import numpy as np
+
+from toolret.documents.text import humanize_name, joined_compounds, split_identifier, tokenize
+from toolret.index.lexical import LexicalIndex, analyze, analyze_query
 
 
 def test_names_split_into_words():
@@ -34,3 +36,24 @@ def test_upper_bound_is_sum_of_best_per_word_scores():
     assert abs(index.upper_bound("weather city") - sum(per_word)) < 1e-5
     assert float(index.scores("weather city").max()) <= index.upper_bound("weather city") + 1e-6
     assert index.upper_bound("unknown words only") == 0.0
+
+
+def test_hyphenated_letter_digit_names_are_joined_and_nothing_else_is():
+    assert joined_compounds("SHA-256, GPT-2 and UTF-8 over x-api-key") == ["sha256", "gpt2", "utf8"]
+    assert joined_compounds("an e-mail at a real-time rate on 2024-01-05, call 555-1234") == []
+    assert joined_compounds("BLIP-2-large") == ["blip2large"]
+
+
+def test_queries_get_the_joined_name_and_tool_texts_do_not():
+    assert analyze_query("compute the SHA-256 digest") == ["comput", "sha", "256", "digest", "sha256"]
+    assert analyze("compute the SHA-256 digest") == ["comput", "sha", "256", "digest"]  # the index side is unchanged
+    assert analyze_query("no hyphen here") == analyze("no hyphen here")
+
+
+def test_a_request_writing_sha_256_meets_a_tool_named_sha256():
+    index = LexicalIndex.build(
+        ["hashlib sha256: return a new sha256 hash object", "hashlib sha1: a new sha1 hash object"]
+    )
+    scores = index.scores("make a SHA-256 hash")
+    assert scores[0] > scores[1]
+    assert np.isclose(index.upper_bound("make a SHA-256 hash"), index.upper_bound(analyze_query("make a SHA-256 hash")))
