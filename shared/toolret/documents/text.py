@@ -15,7 +15,10 @@ _CAMEL_1 = re.compile(r"([a-z0-9])([A-Z])")
 _CAMEL_2 = re.compile(r"([A-Z]+)([A-Z][a-z])")
 _SEPARATORS = re.compile(r"[_\-./#:{}()\[\]<>,;|\\@$=+*&^%!?~`'\"\s]+")
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
-_COMPOUND = re.compile(r"[^\W_]+(?:-[^\W_]+)+", re.UNICODE)
+# Runs of word characters and hyphens: one character class, so matching is linear in the text
+# (a pattern of words joined by hyphens backtracks quadratically on "aaaa…a-", 5 s at 20,000 chars).
+_WORD_RUN = re.compile(r"[\w-]+", re.UNICODE)
+_HYPHENS = re.compile(r"-{2,}")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\"'])")
 
 _STOPWORDS = frozenset(
@@ -129,11 +132,14 @@ def joined_compounds(text: str) -> list[str]:
     """
     if "-" not in text:
         return []
-    return [
-        c.replace("-", "").lower()
-        for c in _COMPOUND.findall(text)
-        if any(ch.isdigit() for ch in c) and any(ch.isalpha() for ch in c)
-    ]
+    joined: list[str] = []
+    for run in _WORD_RUN.findall(text):
+        if "-" not in run:
+            continue
+        for piece in (p.strip("-") for part in run.split("_") for p in _HYPHENS.split(part)):
+            if "-" in piece and any(ch.isdigit() for ch in piece) and any(ch.isalpha() for ch in piece):
+                joined.append(piece.replace("-", "").lower())
+    return joined
 
 
 _STEMMER: object | None = None

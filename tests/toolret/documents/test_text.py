@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
+import pytest
 
 from toolret.documents.text import humanize_name, joined_compounds, split_identifier, tokenize
 from toolret.index.lexical import LexicalIndex, analyze, analyze_query
@@ -42,6 +45,17 @@ def test_hyphenated_letter_digit_names_are_joined_and_nothing_else_is():
     assert joined_compounds("SHA-256, GPT-2 and UTF-8 over x-api-key") == ["sha256", "gpt2", "utf8"]
     assert joined_compounds("an e-mail at a real-time rate on 2024-01-05, call 555-1234") == []
     assert joined_compounds("BLIP-2-large") == ["blip2large"]
+    # Underscores and doubled hyphens end a compound; leading and trailing hyphens are dropped.
+    assert joined_compounds("x_SHA-256 a--b-2 -gpt-4- --") == ["sha256", "b2", "gpt4"]
+
+
+@pytest.mark.parametrize("text", ["a" * 100_000 + "-", "a" * 100_000 + " -", "aB1-" * 25_000 + "!"])
+def test_joining_is_linear_in_a_pasted_blob(text: str) -> None:
+    # A pattern of hyphen-joined words backtracked quadratically here: 5 s at 20,000 characters,
+    # minutes at this size. Requests may paste documents (issue 15's 18,000-character MCP request).
+    start = time.perf_counter()
+    analyze_query(text)
+    assert time.perf_counter() - start < 2.0
 
 
 def test_queries_get_the_joined_name_and_tool_texts_do_not():
