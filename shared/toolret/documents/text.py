@@ -12,7 +12,9 @@ import re
 __all__ = ["first_sentence", "humanize_name", "joined_compounds", "split_identifier", "stem_tokens", "tokenize"]
 
 _CAMEL_1 = re.compile(r"([a-z0-9])([A-Z])")
-_CAMEL_2 = re.compile(r"([A-Z]+)([A-Z][a-z])")
+# "HTTPServer" -> "HTTP Server": a space after a capital that starts "Xy". A lookahead, not
+# ``([A-Z]+)([A-Z][a-z])``, which backtracks quadratically on a long capital run (3 s at 20,000).
+_CAMEL_2 = re.compile(r"([A-Z])(?=[A-Z][a-z])")
 _SEPARATORS = re.compile(r"[_\-./#:{}()\[\]<>,;|\\@$=+*&^%!?~`'\"\s]+")
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 # Runs of word characters and hyphens: one character class, so matching is linear in the text
@@ -94,7 +96,7 @@ def split_identifier(identifier: str) -> list[str]:
     >>> split_identifier("HTTPServer_v2")
     ['http', 'server', 'v2']
     """
-    spaced = _CAMEL_2.sub(r"\1 \2", _CAMEL_1.sub(r"\1 \2", identifier))
+    spaced = _CAMEL_2.sub(r"\1 ", _CAMEL_1.sub(r"\1 \2", identifier))
     return [part.lower() for part in _SEPARATORS.split(spaced) if part]
 
 

@@ -12,6 +12,7 @@ Example:
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -40,7 +41,8 @@ class SpottedArgument:
     text: str
 
 
-_EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b")
+_EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b")  # what _emails finds, in linear time
+_EMAIL_DOMAIN = re.compile(r"[\w-]+(?:\.[\w-]+)+\b")
 _URL = re.compile(r"\b(?:https?://|www\.)\S+", re.IGNORECASE)
 _MONTHS = (
     "january|february|march|april|may|june|july|august|september|october|november|december|"
@@ -54,7 +56,8 @@ _DATE = re.compile(
     re.IGNORECASE,
 )
 _QUOTED = re.compile(r"\"([^\"]{1,200})\"|'([^']{2,200})'|“([^”]{1,200})”|`([^`]{1,200})`")
-_FILE = re.compile(r"\b[\w\-/\\]+\.(?:[a-z0-9]{1,5})\b", re.IGNORECASE)
+_FILE = re.compile(r"\b[\w\-/\\]+\.(?:[a-z0-9]{1,5})\b", re.IGNORECASE)  # what _files finds, in linear time
+_FILE_EXT = re.compile(r"[a-z0-9]{1,5}\b", re.IGNORECASE)
 _NUMBER = re.compile(
     r"(?<![\w.])[-+]?\$?\d+(?:[.,]\d+)*%?(?![\w])|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|twenty|hundred|thousand|million)\b",
     re.IGNORECASE,
@@ -166,38 +169,100 @@ _FILE_EXTS = frozenset(
 
 
 def spot_arguments(query: str) -> list[SpottedArgument]:
-    """The argument values a query carries, most specific kinds first, each span once."""
+    """The argument values a query carries, most specific kinds first, each span once.
+
+    Linear in the query's length: a pasted document or list reaches this function whole (up
+    to ``RetrievalConfig.max_query_chars``), so no step may backtrack or compare every span
+    with every other.
+    """
     found: list[SpottedArgument] = []
-    taken: list[tuple[int, int]] = []
+    starts: list[int] = []  # the claimed spans, disjoint and sorted by start
+    ends: list[int] = []
 
-    def claim(kind: ArgKind, match: re.Match[str]) -> None:
-        start, end = match.span()
-        if any(s < end and start < e for s, e in taken):
+    def claim(kind: ArgKind, start: int, end: int) -> None:
+        at = bisect.bisect_right(starts, start)
+        if (at and ends[at - 1] > start) or (at < len(starts) and starts[at] < end):
             return
-        taken.append((start, end))
-        found.append(SpottedArgument(kind, match.group(0)))
+        starts.insert(at, start)
+        ends.insert(at, end)
+        found.append(SpottedArgument(kind, query[start:end]))
 
-    for kind, pattern in (("email", _EMAIL), ("url", _URL), ("date", _DATE), ("quoted", _QUOTED)):
+    for start, end in _emails(query):
+        claim("email", start, end)
+    for kind, pattern in (("url", _URL), ("date", _DATE), ("quoted", _QUOTED)):
         for match in pattern.finditer(query):
-            claim(kind, match)  # type: ignore[arg-type]
-    for match in _FILE.finditer(query):
-        if match.group(0).rsplit(".", 1)[-1].lower() in _FILE_EXTS:
-            claim("file", match)
+            claim(kind, *match.span())  # type: ignore[arg-type]
+    for start, end in _files(query):
+        if query[start:end].rsplit(".", 1)[-1].lower() in _FILE_EXTS:
+            claim("file", start, end)
     for match in _NUMBER.finditer(query):
-        claim("number", match)
+        claim("number", *match.span())
     for match in _PROPER.finditer(query):
         if _is_sentence_start(query, match.start()) and " " not in match.group(0):
             continue
         words = match.group(0).split()
         if all(w.lower().strip("'") in _COMMON_CAPS for w in words):
             continue
-        claim("proper_noun", match)
+        claim("proper_noun", *match.span())
     return found
 
 
+def _is_word(ch: str) -> bool:
+    """``re``'s ``\\w`` for one character."""
+    return ch.isalnum() or ch == "_"
+
+
+def _boundary(text: str, i: int) -> bool:
+    """``re``'s ``\\b`` at position ``i``."""
+    return (i > 0 and _is_word(text[i - 1])) != (i < len(text) and _is_word(text[i]))
+
+
+def _run_start(text: str, end: int, floor: int, extra: str) -> int | None:
+    """Where the run of word characters and ``extra`` ending at ``end`` may start a match: the
+    first position at or after ``floor`` (the previous match's end) with a word boundary, as
+    ``\\b[\\w<extra>]+`` would find it; None when there is none before ``end``."""
+    start = end
+    while start > floor and (_is_word(text[start - 1]) or text[start - 1] in extra):
+        start -= 1
+    return next((i for i in range(start, end) if _boundary(text, i)), None)
+
+
+def _emails(text: str) -> list[tuple[int, int]]:
+    """The spans :data:`_EMAIL` matches, found from each ``@`` (the pattern backtracks quadratically
+    over a long run of word characters and dots without one)."""
+    spans: list[tuple[int, int]] = []
+    last = 0
+    at = text.find("@")
+    while at != -1:
+        start = _run_start(text, at, last, ".+-")
+        domain = _EMAIL_DOMAIN.match(text, at + 1) if start is not None else None
+        if start is not None and domain:
+            spans.append((start, domain.end()))
+            last = domain.end()
+        at = text.find("@", max(at + 1, last))
+    return spans
+
+
+def _files(text: str) -> list[tuple[int, int]]:
+    """The spans :data:`_FILE` matches, found from each ``.`` (same reason as :func:`_emails`)."""
+    spans: list[tuple[int, int]] = []
+    last = 0
+    dot = text.find(".")
+    while dot != -1:
+        start = _run_start(text, dot, last, "-/\\")
+        ext = _FILE_EXT.match(text, dot + 1) if start is not None else None
+        if start is not None and ext:
+            spans.append((start, ext.end()))
+            last = ext.end()
+        dot = text.find(".", max(dot + 1, last))
+    return spans
+
+
 def _is_sentence_start(text: str, index: int) -> bool:
-    before = text[:index].rstrip()
-    return not before or before[-1] in ".!?:;\n\"'("
+    i = index - 1
+    while i >= 0 and text[i].isspace():
+        i -= 1
+    return i < 0 or text[i] in ".!?:;\n\"'("
 
 
 _NAME_HINTS: dict[str, tuple[str, ...]] = {
