@@ -41,7 +41,7 @@ class SpottedArgument:
     text: str
 
 
-_EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b")  # what _emails finds, in linear time
+_EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b")  # what _anchored_spans finds, in linear time
 _EMAIL_DOMAIN = re.compile(r"[\w-]+(?:\.[\w-]+)+\b")
 _URL = re.compile(r"\b(?:https?://|www\.)\S+", re.IGNORECASE)
 _MONTHS = (
@@ -56,7 +56,7 @@ _DATE = re.compile(
     re.IGNORECASE,
 )
 _QUOTED = re.compile(r"\"([^\"]{1,200})\"|'([^']{2,200})'|“([^”]{1,200})”|`([^`]{1,200})`")
-_FILE = re.compile(r"\b[\w\-/\\]+\.(?:[a-z0-9]{1,5})\b", re.IGNORECASE)  # what _files finds, in linear time
+_FILE = re.compile(r"\b[\w\-/\\]+\.(?:[a-z0-9]{1,5})\b", re.IGNORECASE)  # what _anchored_spans finds, in linear time
 _FILE_EXT = re.compile(r"[a-z0-9]{1,5}\b", re.IGNORECASE)
 _NUMBER = re.compile(
     r"(?<![\w.])[-+]?\$?\d+(?:[.,]\d+)*%?(?![\w])|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|twenty|hundred|thousand|million)\b",
@@ -187,12 +187,12 @@ def spot_arguments(query: str) -> list[SpottedArgument]:
         ends.insert(at, end)
         found.append(SpottedArgument(kind, query[start:end]))
 
-    for start, end in _emails(query):
+    for start, end in _anchored_spans(query, "@", ".+-", _EMAIL_DOMAIN):
         claim("email", start, end)
     for kind, pattern in (("url", _URL), ("date", _DATE), ("quoted", _QUOTED)):
         for match in pattern.finditer(query):
             claim(kind, *match.span())  # type: ignore[arg-type]
-    for start, end in _files(query):
+    for start, end in _anchored_spans(query, ".", "-/\\", _FILE_EXT):
         if query[start:end].rsplit(".", 1)[-1].lower() in _FILE_EXTS:
             claim("file", start, end)
     for match in _NUMBER.finditer(query):
@@ -227,34 +227,21 @@ def _run_start(text: str, end: int, floor: int, extra: str) -> int | None:
     return next((i for i in range(start, end) if _boundary(text, i)), None)
 
 
-def _emails(text: str) -> list[tuple[int, int]]:
-    """The spans :data:`_EMAIL` matches, found from each ``@`` (the pattern backtracks quadratically
-    over a long run of word characters and dots without one)."""
+def _anchored_spans(text: str, anchor: str, extra: str, tail: re.Pattern[str]) -> list[tuple[int, int]]:
+    """The spans of ``\\b[\\w<extra>]+<anchor><tail>``, found from each ``anchor`` instead of by that
+    pattern, which backtracks quadratically over a long run of its characters without the anchor.
+    :data:`_EMAIL` is ``@`` with ``.+-`` and :data:`_EMAIL_DOMAIN`; :data:`_FILE` is ``.`` with
+    ``-/\\`` and :data:`_FILE_EXT`."""
     spans: list[tuple[int, int]] = []
     last = 0
-    at = text.find("@")
+    at = text.find(anchor)
     while at != -1:
-        start = _run_start(text, at, last, ".+-")
-        domain = _EMAIL_DOMAIN.match(text, at + 1) if start is not None else None
-        if start is not None and domain:
-            spans.append((start, domain.end()))
-            last = domain.end()
-        at = text.find("@", max(at + 1, last))
-    return spans
-
-
-def _files(text: str) -> list[tuple[int, int]]:
-    """The spans :data:`_FILE` matches, found from each ``.`` (same reason as :func:`_emails`)."""
-    spans: list[tuple[int, int]] = []
-    last = 0
-    dot = text.find(".")
-    while dot != -1:
-        start = _run_start(text, dot, last, "-/\\")
-        ext = _FILE_EXT.match(text, dot + 1) if start is not None else None
-        if start is not None and ext:
-            spans.append((start, ext.end()))
-            last = ext.end()
-        dot = text.find(".", max(dot + 1, last))
+        start = _run_start(text, at, last, extra)
+        rest = tail.match(text, at + 1) if start is not None else None
+        if start is not None and rest:
+            spans.append((start, rest.end()))
+            last = rest.end()
+        at = text.find(anchor, max(at + 1, last))
     return spans
 
 
