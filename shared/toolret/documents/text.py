@@ -20,7 +20,7 @@ _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 # Runs of word characters and hyphens: one character class, so matching is linear in the text
 # (a pattern of words joined by hyphens backtracks quadratically on "aaaa…a-", 5 s at 20,000 chars).
 _WORD_RUN = re.compile(r"[\w-]+", re.UNICODE)
-_HYPHENS = re.compile(r"-{2,}")
+_COMPOUND_BREAK = re.compile(r"_|-{2,}")  # inside a run: what ends a hyphenated compound
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\"'])")
 
 _STOPWORDS = frozenset(
@@ -138,7 +138,8 @@ def joined_compounds(text: str) -> list[str]:
     for run in _WORD_RUN.findall(text):
         if "-" not in run:
             continue
-        for piece in (p.strip("-") for part in run.split("_") for p in _HYPHENS.split(part)):
+        for piece in _COMPOUND_BREAK.split(run):
+            piece = piece.strip("-")
             if "-" in piece and any(ch.isdigit() for ch in piece) and any(ch.isalpha() for ch in piece):
                 joined.append(piece.replace("-", "").lower())
     return joined
