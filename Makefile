@@ -11,7 +11,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: demo test test-fast lint fuzz bench bench-scale install clean
+.PHONY: demo test test-fast lint fuzz bench bench-scale train train-lodo install clean
 
 install: $(STAMP)
 
@@ -60,6 +60,16 @@ bench: $(STAMP)
 # Registries of 1k, 10k and 100k tools (real + synthetic); embeddings cached in $(BENCH_OUT)/scale.
 bench-scale: $(STAMP)
 	$(PY) -m toolret.cli bench-scale --datasets-root $(BENCH_ROOT) --out $(BENCH_OUT)/scale
+
+# Rebuild the shipped embedder (shared/toolret/models/toolret-embed-mini) from the dev sets with the recipe's
+# seed: about 8 minutes on two cores; checkpoints in .train/shipped, so an interrupted run resumes.
+MODEL_DIR ?= shared/toolret/models/toolret-embed-mini
+train: $(STAMP)
+	$(PY) -m toolret.cli train --benchmarks $(BENCH_ROOT) --out $(MODEL_DIR)
+
+# The leave-one-registry-out table of the embedder recipe (docs/models.md): one model per fold.
+train-lodo: $(STAMP)
+	$(PY) -m toolret.cli train --benchmarks $(BENCH_ROOT) --lodo --out .train/lodo
 
 clean:
 	rm -rf $(VENV) $(BENCH_OUT) .pytest_cache

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 ENGINE = Path(__file__).resolve().parents[1] / "shared" / "toolret"
-SUBPACKAGES = ["cards", "documents", "eval", "index", "llm", "retrieval", "sources"]
+SUBPACKAGES = ["cards", "documents", "eval", "index", "llm", "retrieval", "sources", "training"]
 #: Only the public surface sits at the top of the engine; everything else lives in a sub-package.
 TOP_LEVEL = {"__init__", "_exports", "cli", "config", "errors", "knowledge_base", "results"}
 
@@ -86,9 +86,17 @@ def test_there_is_no_import_cycle():
 
 
 def test_benchmark_code_stays_out_of_the_runtime_path():
-    runtime = [m for m in _modules() if not m.startswith(("toolret.eval", "toolret.cli"))]
+    runtime = [m for m in _modules() if not m.startswith(("toolret.eval", "toolret.cli", "toolret.training"))]
     graph = {m: _imports(p, m, set(_modules())) for m, p in _modules().items()}
     leaks = {m: sorted(i for i in graph[m] if i.startswith("toolret.eval")) for m in runtime}
+    assert not {m: v for m, v in leaks.items() if v}
+
+
+def test_training_code_stays_out_of_the_runtime_path():
+    """Searching never imports the training package (it needs torch; search must not)."""
+    runtime = [m for m in _modules() if not m.startswith(("toolret.training", "toolret.cli"))]
+    graph = {m: _imports(p, m, set(_modules())) for m, p in _modules().items()}
+    leaks = {m: sorted(i for i in graph[m] if i.startswith("toolret.training")) for m in runtime}
     assert not {m: v for m, v in leaks.items() if v}
 
 

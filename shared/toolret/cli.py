@@ -56,6 +56,7 @@ from toolret.eval.methods import (
     release,
 )
 from toolret.eval.tables import eval_json, format_table, report_headers, report_row, write_json
+from toolret.training.command import add_train_parser
 
 __all__ = ["build_parser", "format_table", "main"]
 
@@ -149,7 +150,9 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     print(f"dataset {dataset.name}: {len(dataset.tools)} tools, {n} of {len(dataset.queries)} queries")
     reports = []
     for method in methods:
-        retriever, seconds = build_retriever(method, dataset, args.preset, fields_config(args.preset, args.fields))
+        retriever, seconds = build_retriever(
+            method, dataset, args.preset, fields_config(args.preset, args.fields), model=args.embedder
+        )
         if method == "mftr" and fit_queries:
             seconds += fit(retriever, fit_queries)
         try:
@@ -320,6 +323,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="write the last method's report as JSON (with several methods, "
         'every method\'s report under "methods" too)',
     )
+    ev.add_argument(
+        "--embedder",
+        default=None,
+        help="embedding model for mftr and cosine (default: the knowledge base default); "
+        "packaged:toolret-embed-mini, packaged:all-MiniLM-L6-v2-onnx-int8, or a model directory from `toolret train`",
+    )
     ev.add_argument("--plot", metavar="OUT.png", help="draw Recall@1..20 of every method (needs matplotlib)")
     ev.set_defaults(run=_cmd_eval)
 
@@ -366,6 +375,8 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1", help="streamable-http address (default: 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8765, help="streamable-http port (default: 8765)")
     serve.set_defaults(run=_cmd_serve_mcp)
+
+    add_train_parser(verbs)
 
     scale = verbs.add_parser("bench-scale", help="recall, latency and memory vs registry size (1k..100k tools)")
     scale.add_argument("--datasets-root", default="../shared/benchmarks", help="folder of dataset folders")

@@ -38,16 +38,22 @@ def method_label(method: str, preset: str) -> str:
 
 
 def build_retriever(
-    method: str, dataset: Any, preset: str, config: Any = None, embedder: Any = None
+    method: str, dataset: Any, preset: str, config: Any = None, embedder: Any = None, *, model: Any = None
 ) -> tuple[Any, float]:
     """The retriever for ``method`` over the dataset's tools, and how long building it took.
 
     ``embedder`` (``toolret bench``'s :class:`~toolret.eval.bench.CachedIndexing`) reads tool
     texts from a cache while indexing; searches still embed every query with the model.
+    ``model`` names the embedding model instead (``toolret eval --embedder``; None: the default).
     """
+    cached = embedder
+    if embedder is None and model is not None:
+        from toolret.index.embedding import resolve_embedder
+
+        embedder = resolve_embedder(model)
     start = time.perf_counter()
-    if embedder is not None:
-        embedder.indexing = True
+    if cached is not None:
+        cached.indexing = True
     if method == "bm25":
         from toolret.eval.baseline import BM25Baseline
 
@@ -63,9 +69,9 @@ def build_retriever(
         retriever.add(dataset.tool_docs(), progress=True)
     else:
         raise ConfigError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
-    if embedder is not None:
-        embedder.indexing = False
-        embedder.cache.save()
+    if cached is not None:
+        cached.indexing = False
+        cached.cache.save()
     seconds = time.perf_counter() - start
     print(f"{dataset.name}: {method_label(method, preset)} indexed {len(dataset.tools)} tools in {seconds:.1f} s")
     return retriever, seconds

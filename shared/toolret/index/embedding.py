@@ -32,18 +32,27 @@ from toolret.index.onnx_embedding import ONNX_DYNAMIC_EMBEDDER_NAME, ONNX_EMBEDD
 __all__ = [
     "DEFAULT_EMBEDDER_NAME",
     "TORCH_EMBEDDER_NAME",
+    "TRAINED_EMBEDDER_NAME",
     "CallableEmbedder",
     "Embedder",
     "SentenceTransformerEmbedder",
     "default_model_path",
     "resolve_embedder",
+    "trained_model_dir",
 ]
 
 #: The packaged all-MiniLM-L6-v2 in torch, recognised whatever its install path (the default
 #: before the ONNX path; knowledge bases built then carry this name).
 TORCH_EMBEDDER_NAME = "packaged:all-MiniLM-L6-v2"
-#: The default model: the same MiniLM, int8 ONNX (:mod:`toolret.index.onnx_embedding`).
+#: toolret's own embedder: the MiniLM fine-tuned on tool requests (toolret.training, docs/models.md).
+TRAINED_EMBEDDER_NAME = "packaged:toolret-embed-mini"
+#: The default model: the stock MiniLM, int8 ONNX (:mod:`toolret.index.onnx_embedding`).
 DEFAULT_EMBEDDER_NAME = ONNX_EMBEDDER_NAME
+
+
+def trained_model_dir() -> str:
+    """Where toolret's own trained embedder ships inside the package."""
+    return os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "models", "toolret-embed-mini")
 
 
 @runtime_checkable
@@ -225,12 +234,15 @@ def _packaged(name: str) -> Embedder:
                 _PACKAGED[name] = OnnxEmbedder(dynamic_int8=True)
             elif name == TORCH_EMBEDDER_NAME:
                 _PACKAGED[name] = SentenceTransformerEmbedder()
+            elif name == TRAINED_EMBEDDER_NAME:
+                _PACKAGED[name] = OnnxEmbedder(model_dir=trained_model_dir(), name=name)
             else:
                 raise ConfigError(
                     f"unknown packaged embedder {name!r}; toolret ships {ONNX_EMBEDDER_NAME!r} "
-                    f"(the default, no torch), {ONNX_DYNAMIC_EMBEDDER_NAME!r} (the same with int8 "
-                    f"activations: faster bulk indexing, needs onnx) and {TORCH_EMBEDDER_NAME!r} "
-                    "(the same model in torch)"
+                    f"(the stock MiniLM, no torch), {ONNX_DYNAMIC_EMBEDDER_NAME!r} (the same with int8 "
+                    f"activations: faster bulk indexing, needs onnx), {TORCH_EMBEDDER_NAME!r} "
+                    f"(the same model in torch) and {TRAINED_EMBEDDER_NAME!r} (toolret's own, "
+                    "trained on tool requests; docs/models.md)"
                 )
         return _PACKAGED[name]
 
@@ -240,13 +252,18 @@ def resolve_embedder(spec: Embedder | str | Callable[[list[str]], Any] | None) -
 
     ``None`` gives the packaged default (:data:`DEFAULT_EMBEDDER_NAME`, int8 ONNX, no torch);
     ``"packaged:..."`` names one of the packaged models (:data:`ONNX_DYNAMIC_EMBEDDER_NAME` indexes
-    large registries in about half the CPU time, with slightly different vectors); any other string is a
-    sentence-transformers name or path (torch). Packaged models are shared process-wide.
+    large registries in about half the CPU time, with slightly different vectors); a directory
+    holding ``model.onnx`` is a model ``toolret train`` wrote (int8 ONNX, no torch); any other string
+    is a sentence-transformers name or path (torch). Packaged models are shared process-wide.
     """
     if spec is None:
         return _packaged(DEFAULT_EMBEDDER_NAME)
     if isinstance(spec, str):
-        return _packaged(spec) if spec.startswith("packaged:") else SentenceTransformerEmbedder(spec)
+        if spec.startswith("packaged:"):
+            return _packaged(spec)
+        if os.path.isfile(os.path.join(spec, "model.onnx")):
+            return OnnxEmbedder(model_dir=spec)
+        return SentenceTransformerEmbedder(spec)
     if isinstance(spec, Embedder):
         return spec
     if callable(spec):

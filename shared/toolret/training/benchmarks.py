@@ -1,0 +1,152 @@
+"""The dev sets as training data, and leave-one-registry-out folds for models (docs/models.md).
+
+Folds leave out registries, not files (DESIGN §2b): ToolE's two sets share one registry and
+leave together, and so do the two RestBench sets. For each fold a model is trained on the
+other registries and the left-out sets are searched with the whole engine (``fast`` and
+``balanced``, R@5, NDCG@10, TRACC of ``k="auto"``) beside the stock model. Each fold trains into
+its own folder with checkpoints, so an interrupted table resumes where it stopped.
+
+Only ``../shared/benchmarks`` data is read; nothing is downloaded.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from toolret.training.pairs import TrainingPair, balance, pairs_from_bundles
+from toolret.training.trainer import TrainConfig
+
+__all__ = ["DEV_SETS", "FOLDS", "REGISTRY", "benchmark_pairs", "evaluate_model", "held_out_texts"]
+
+logger = logging.getLogger("toolret")
+
+#: Fold name -> the dev sets it leaves out together.
+FOLDS: dict[str, tuple[str, ...]] = {
+    "toole": ("toole_single", "toole_multi"),
+    "bfcl": ("bfcl",),
+    "apibench": ("apibench",),
+    "restbench": ("restbench_tmdb", "restbench_spotify"),
+}
+DEV_SETS: tuple[str, ...] = tuple(s for sets in FOLDS.values() for s in sets)
+#: Dev set -> its tool registry (ToolE's two sets share one).
+REGISTRY: dict[str, str] = {s: ("toole" if s.startswith("toole") else s) for s in DEV_SETS}
+#: Pairs per registry at most (:func:`toolret.training.pairs.balance`).
+DEFAULT_CAP = 2_500
+#: Queries per left-out set in the fold table (a reproducible sample, seed 0, as `toolret bench`).
+EVAL_LIMIT = 500
+
+
+def benchmark_pairs(
+    root: str | Path, sets: Sequence[str] = DEV_SETS, *, cap: int = DEFAULT_CAP, seed: int = 0
+) -> list[TrainingPair]:
+    """Balanced (request, tool) pairs from the dev sets named, read from ``root``.
+
+    Multi-tool requests are kept first (there are few and they teach what single ones cannot);
+    the cap then samples the rest of each registry.
+    """
+    from toolret.eval.datasets import load_dataset
+
+    by_registry: dict[str, list[TrainingPair]] = {}
+    multi: dict[str, list[TrainingPair]] = {}
+    for name in sets:
+        ds = load_dataset(Path(root) / name)
+        tools = {d.id: d for d in ds.tool_docs()}
+        pairs = pairs_from_bundles(REGISTRY[name], tools, [(q.query, q.relevant) for q in ds.queries])
+        for p in pairs:
+            target = multi if len(p.relevant) > 1 else by_registry
+            target.setdefault(p.registry, []).append(p)
+    out: list[TrainingPair] = []
+    for registry in sorted(set(by_registry) | set(multi)):
+        kept = multi.get(registry, [])[:cap]
+        rest = balance(by_registry.get(registry, []), cap - len(kept), seed) if cap > len(kept) else []
+        out.extend(kept + rest)
+    return out
+
+
+def held_out_texts(root: str | Path, sets: Sequence[str], n: int = 200) -> list[str]:
+    """Real tool and request texts to check an export against (tools of the sets, then queries)."""
+    from toolret.eval.datasets import load_dataset
+    from toolret.training.pairs import document_text
+
+    texts: list[str] = []
+    for name in sets:
+        ds = load_dataset(Path(root) / name)
+        texts += [document_text(d) for d in ds.tool_docs()[: n // (2 * len(sets)) + 1]]
+        texts += [q.query for q in ds.queries[: n // (2 * len(sets)) + 1]]
+    return texts[:n]
+
+
+def evaluate_model(
+    root: str | Path,
+    sets: Sequence[str],
+    embedder: Any,
+    *,
+    presets: Sequence[str] = ("fast", "balanced"),
+    limit: int = EVAL_LIMIT,
+) -> dict[str, dict[str, dict[str, float]]]:
+    """``{set: {preset: {"recall@5", "ndcg@10", "tracc"}}}`` of the whole engine with ``embedder``.
+
+    Each set is indexed once; every preset searches the same knowledge base.
+    """
+    from toolret import ToolKnowledgeBase
+    from toolret.eval.datasets import load_dataset
+    from toolret.eval.methods import PresetView
+    from toolret.eval.runner import evaluate
+
+    out: dict[str, dict[str, dict[str, float]]] = {}
+    for name in sets:
+        ds = load_dataset(Path(root) / name).sample(limit, seed=0)
+        kb = ToolKnowledgeBase(None, embedder=embedder)
+        kb.add(ds.tool_docs())
+        out[name] = {}
+        for preset in presets:
+            report = evaluate(PresetView(kb, preset), ds, ks=(5, 10), curve_k=0, auto_k=True)
+            m = report.metrics
+            out[name][preset] = {
+                "recall@5": round(m["recall@5"], 4),
+                "ndcg@10": round(m["ndcg@10"], 4),
+                "tracc": round(m.get("tracc", float("nan")), 4),
+            }
+        kb.close()
+    return out
+
+
+def run_fold(
+    root: str | Path,
+    fold: str,
+    out: str | Path,
+    config: TrainConfig,
+    *,
+    cap: int = DEFAULT_CAP,
+    max_steps: int | None = None,
+    on_step: Callable[[int, int, float], None] | None = None,
+) -> dict[str, Any] | None:
+    """Train without ``fold``'s sets, export, evaluate the left-out sets; None while training is unfinished.
+
+    The result is also written to ``out/<fold>/result.json``, which a later call returns as is.
+    """
+    from toolret.index.onnx_embedding import OnnxEmbedder
+    from toolret.training.export import export_onnx_int8
+    from toolret.training.trainer import train
+
+    folder = Path(out) / fold
+    done = folder / "result.json"
+    if done.is_file():
+        return dict(json.loads(done.read_text()))
+    left_out = FOLDS[fold]
+    train_sets = [s for s in DEV_SETS if s not in left_out]
+    pairs = benchmark_pairs(root, train_sets, cap=cap, seed=config.seed)
+    result = train(pairs, folder, config, max_steps=max_steps, on_step=on_step)
+    if not result.finished:
+        return None
+    card = export_onnx_int8(
+        result.model_dir, folder / "onnx", name=f"fold-{fold}", check_texts=held_out_texts(root, train_sets)
+    )
+    scores = evaluate_model(root, left_out, OnnxEmbedder(model_dir=folder / "onnx"))
+    record = {"fold": fold, "left_out": list(left_out), "train": result.model_dump(), "export": card, "scores": scores}
+    done.write_text(json.dumps(record, indent=2))
+    return record

@@ -1,0 +1,145 @@
+"""``toolret train``: fine-tune the embedder on a knowledge base's logged pairs or on the dev sets.
+
+Three uses, one verb::
+
+    toolret train --kb tools.kb --out my-model [--pairs labelled.jsonl]   # your own data
+    toolret train --benchmarks ../shared/benchmarks --out model            # what `make train` runs
+    toolret train --benchmarks ../shared/benchmarks --lodo --out .train    # the leave-one-registry-out table
+
+``--kb`` trains on what ``kb.record`` stored (the tools the agent actually used for a request),
+plus any labelled lines ``{"query": "...", "tools": ["tool id", ...]}`` from ``--pairs``; the
+documents are the knowledge base's own tools. The output is a model directory: index with it
+(``toolret index tools.json --kb new.kb --embedder my-model``, or ``ToolKnowledgeBase(path,
+embedder="my-model")``), compare with ``toolret eval``, then switch. Each run checkpoints and
+resumes (``--max-steps`` stops early on purpose).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from toolret.errors import ConfigError, DatasetError
+
+__all__ = ["add_train_parser"]
+
+
+def add_train_parser(verbs: Any) -> None:
+    """Register the ``train`` verb on the ``toolret`` command's sub-parsers."""
+    p = verbs.add_parser("train", help="fine-tune the embedding model on logged or labelled pairs")
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--kb", help="knowledge base whose recorded (request, tools used) pairs to train on")
+    src.add_argument("--benchmarks", metavar="ROOT", help="dev-set folder (../shared/benchmarks) to train on")
+    p.add_argument("--pairs", metavar="FILE", help='labelled JSON lines {"query": ..., "tools": [ids]} (with --kb)')
+    p.add_argument("--out", required=True, help="output folder (the model directory, or the fold table with --lodo)")
+    p.add_argument("--lodo", action="store_true", help="with --benchmarks: train and score one fold per registry")
+    p.add_argument("--folds", default=None, help="with --lodo: only these folds, comma-separated")
+    p.add_argument("--epochs", type=float, default=None, help="passes over the data (default: the recipe's)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--max-steps", type=int, default=None, help="stop after this many steps (resume later)")
+    p.set_defaults(run=_cmd_train)
+
+
+def _progress(step: int, total: int, loss: float) -> None:
+    if step == 1 or step % 10 == 0 or step == total:
+        print(f"step {step}/{total} loss {loss:.3f}", file=sys.stderr, flush=True)
+
+
+def _config(args: argparse.Namespace) -> Any:
+    from toolret.training.trainer import TrainConfig
+
+    overrides: dict[str, Any] = {"seed": args.seed}
+    if args.epochs is not None:
+        overrides["epochs"] = args.epochs
+    return TrainConfig(**overrides)
+
+
+def _labelled(path: str) -> list[tuple[str, list[str]]]:
+    bundles: list[tuple[str, list[str]]] = []
+    with open(path, encoding="utf-8") as handle:
+        for lineno, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise DatasetError(f"{path}:{lineno}: not valid JSON ({exc.msg} at column {exc.colno})") from None
+            if not isinstance(obj, dict) or not isinstance(obj.get("query"), str) or not obj.get("tools"):
+                raise DatasetError(f'{path}:{lineno}: expected {{"query": "...", "tools": ["tool id", ...]}}')
+            bundles.append((obj["query"], [str(t) for t in obj["tools"]]))
+    return bundles
+
+
+def _cmd_train(args: argparse.Namespace) -> int:
+    if args.kb is not None:
+        return _train_kb(args)
+    if args.lodo:
+        return _train_lodo(args)
+    return _train_benchmarks(args)
+
+
+def _train_kb(args: argparse.Namespace) -> int:
+    from toolret import ToolKnowledgeBase
+    from toolret.training.export import export_onnx_int8
+    from toolret.training.pairs import pairs_from_bundles
+    from toolret.training.trainer import train
+
+    kb = ToolKnowledgeBase.load(args.kb)
+    try:
+        tools = {d.id: d for d in kb.docs()}
+        bundles = [(q, list(ids)) for q, ids in kb._memory.history.bundles]
+        if args.pairs:
+            bundles += _labelled(args.pairs)
+        if not bundles:
+            raise ConfigError(
+                f"{args.kb} has no recorded pairs: record what the agent used with kb.record(query, tool_ids) "
+                "or give labelled pairs with --pairs"
+            )
+        pairs = pairs_from_bundles("kb", tools, bundles)
+    finally:
+        kb.close()
+    out = Path(args.out)
+    result = train(pairs, out / "training", _config(args), max_steps=args.max_steps, on_step=_progress)
+    if not result.finished:
+        print(f"stopped at step {result.steps}; run the same command again to resume")
+        return 0
+    card = export_onnx_int8(
+        result.model_dir, out, name=str(out.resolve()), check_texts=[p.document for p in pairs][:200]
+    )
+    print(f"trained on {len(pairs)} pairs in {result.seconds:.0f} s; model directory {out}")
+    print(f"int8 cosine to fp32: {card['int8_cosine_to_fp32']}; use it with --embedder {out}")
+    return 0
+
+
+def _train_benchmarks(args: argparse.Namespace) -> int:
+    from toolret.training.shipped import build_shipped
+
+    card = build_shipped(args.benchmarks, Path(args.out), _config(args), max_steps=args.max_steps, on_step=_progress)
+    if card is None:
+        print("stopped before the end of training; run the same command again to resume")
+        return 0
+    print(json.dumps(card, indent=2))
+    return 0
+
+
+def _train_lodo(args: argparse.Namespace) -> int:
+    from toolret.training.benchmarks import FOLDS, run_fold
+    from toolret.training.lodo_table import format_lodo
+
+    folds = [f.strip() for f in args.folds.split(",")] if args.folds else list(FOLDS)
+    unknown = [f for f in folds if f not in FOLDS]
+    if unknown:
+        raise ConfigError(f"unknown fold(s) {unknown}; choose from {', '.join(FOLDS)}")
+    records = []
+    for fold in folds:
+        print(f"fold {fold}: training without {', '.join(FOLDS[fold])}", file=sys.stderr, flush=True)
+        record = run_fold(args.benchmarks, fold, args.out, _config(args), max_steps=args.max_steps, on_step=_progress)
+        if record is None:
+            print(f"fold {fold} stopped before the end of training; run the same command again to resume")
+            return 0
+        records.append(record)
+    print(format_lodo(args.benchmarks, Path(args.out), records))
+    return 0

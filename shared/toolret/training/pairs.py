@@ -1,0 +1,90 @@
+"""Training pairs for the tool embedder: (request, the tool's document as the index renders it).
+
+A pair's document is the text the model sees at search time: the tool's ``description`` field
+(its name split into words, then its description; :meth:`toolret.documents.tool_doc.ToolDoc.field_text`)
+after the offline expansion the knowledge base applies when it indexes. Training on that exact
+text is what makes a fine-tuned model help the engine rather than a different rendering of it.
+
+Every pair keeps what batching needs to avoid false negatives (:mod:`toolret.training.batches`):
+its registry (batches are drawn from one registry, so in-batch negatives are same-registry
+negatives), the ids of *all* tools relevant to its request (another relevant tool is never used
+as a negative) and the tool's name (bfcl holds several documents of one function under one name;
+they are not negatives of each other).
+
+Example:
+    >>> from toolret.documents.tool_doc import ToolDoc
+    >>> tools = {"w": ToolDoc(id="w", name="get_weather", description="Current weather.")}
+    >>> [p.document for p in pairs_from_bundles("demo", tools, [("rain in Oslo?", ["w"])])]
+    ['get weather: Current weather.']
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from toolret.documents.tool_doc import ToolDoc
+from toolret.errors import DatasetError
+
+__all__ = ["TrainingPair", "balance", "document_text", "pairs_from_bundles"]
+
+#: Documents longer than this many characters are cut: the model reads at most
+#: :data:`toolret.training.trainer.MAX_DOC_TOKENS` tokens, and a 9,000-token MCP description
+#: would otherwise cost a whole batch its memory for text the model never sees.
+MAX_DOC_CHARS = 1_000
+
+
+@dataclass(frozen=True)
+class TrainingPair:
+    """One (request, relevant tool) pair with what is needed to keep its batch free of false negatives."""
+
+    registry: str
+    query: str
+    tool_id: str
+    tool_name: str
+    document: str
+    relevant: frozenset[str]
+
+
+def document_text(doc: ToolDoc) -> str:
+    """The tool's description field as the knowledge base indexes it (offline profile applied)."""
+    from toolret.index.expansion import expand_offline
+
+    return expand_offline(doc).field_text("description")[:MAX_DOC_CHARS]
+
+
+def pairs_from_bundles(
+    registry: str, tools: Mapping[str, ToolDoc], bundles: Iterable[tuple[str, Sequence[str]]]
+) -> list[TrainingPair]:
+    """One pair per (request, relevant tool) of each bundle; a tool id not in ``tools`` is an error naming it."""
+    texts: dict[str, str] = {}
+    pairs: list[TrainingPair] = []
+    for query, ids in bundles:
+        relevant = frozenset(ids)
+        for tool_id in ids:
+            doc = tools.get(tool_id)
+            if doc is None:
+                raise DatasetError(f"registry {registry!r}: request {query[:60]!r} names unknown tool {tool_id!r}")
+            if tool_id not in texts:
+                texts[tool_id] = document_text(doc)
+            pairs.append(TrainingPair(registry, query, tool_id, doc.name, texts[tool_id], relevant))
+    return pairs
+
+
+def balance(pairs: Sequence[TrainingPair], cap: int, seed: int) -> list[TrainingPair]:
+    """At most ``cap`` pairs per registry, drawn reproducibly, so one large set cannot dominate.
+
+    ToolE holds 20,550 single-tool requests over 199 tools; uncapped it would be two thirds of
+    the data and the model would learn that registry rather than what a tool request looks like.
+    """
+    by_registry: dict[str, list[TrainingPair]] = {}
+    for pair in pairs:
+        by_registry.setdefault(pair.registry, []).append(pair)
+    out: list[TrainingPair] = []
+    for registry in sorted(by_registry):
+        group = by_registry[registry]
+        if len(group) > cap:
+            group = random.Random(f"{seed}:{registry}").sample(group, cap)
+        out.extend(group)
+    return out

@@ -1,0 +1,55 @@
+"""Build the shipped ``toolret-embed-mini`` from the dev sets (what ``make train`` runs).
+
+Trains on every dev set with the recipe's seed, exports int8 ONNX into the output folder and
+records in its ``toolret-model.json`` what the model card needs (pairs per registry, steps, loss,
+time, sha256, the int8-to-fp32 cosine). Checkpoints go to ``work`` (default ``.train/shipped``),
+outside the package, so a rebuild resumes after an interruption and nothing but the final
+files lands in the model folder.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import platform
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from toolret.training.trainer import TrainConfig
+
+__all__ = ["SHIPPED_NAME", "build_shipped"]
+
+SHIPPED_NAME = "packaged:toolret-embed-mini"
+
+
+def build_shipped(
+    root: str | Path,
+    out: Path,
+    config: TrainConfig,
+    *,
+    work: str | Path = ".train/shipped",
+    max_steps: int | None = None,
+    on_step: Callable[[int, int, float], None] | None = None,
+) -> dict[str, Any] | None:
+    """Train on all dev sets and export to ``out``; the card's dict, or None while training is unfinished."""
+    from toolret.training.benchmarks import DEV_SETS, benchmark_pairs, held_out_texts
+    from toolret.training.export import MODEL_CARD_FILE, export_onnx_int8
+    from toolret.training.trainer import train
+
+    pairs = benchmark_pairs(root, DEV_SETS, seed=config.seed)
+    result = train(pairs, Path(work), config, max_steps=max_steps, on_step=on_step)
+    if not result.finished:
+        return None
+    card = export_onnx_int8(result.model_dir, out, name=SHIPPED_NAME, check_texts=held_out_texts(root, DEV_SETS))
+    card["recipe"] = config.model_dump(exclude={"threads", "save_every"})
+    card["pairs_per_registry"] = dict(sorted(collections.Counter(p.registry for p in pairs).items()))
+    card["training"] = {
+        "steps": result.steps,
+        "first_loss": result.first_loss,
+        "last_loss": result.last_loss,
+        "seconds_this_run": result.seconds,
+        "machine": f"{platform.machine()}, torch CPU",
+    }
+    (out / MODEL_CARD_FILE).write_text(json.dumps(card, indent=2))
+    return card
