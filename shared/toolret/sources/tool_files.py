@@ -48,11 +48,11 @@ def load_tool_file(path: str | Path) -> tuple[list[ToolDoc], str]:
         raise DatasetError(f"cannot read tool file {path}: {exc}") from exc
     try:
         data: Any = json.loads(text)
-    except (ValueError, RecursionError):
-        data = None
-        if text.lstrip().startswith("{"):  # several JSON objects: JSON lines
+    except (ValueError, RecursionError) as exc:
+        start = text.lstrip()[:1]
+        if start == "{" and _first_line_is_json(text):  # several JSON objects: JSON lines
             return _jsonl(path), FORMATS[0]
-        data = _yaml(text)
+        data = _yaml(text, path, json_error=exc if start in "{[" else None)
     if isinstance(data, list):
         return _openai_list(data, path), FORMATS[1]
     if isinstance(data, dict):
@@ -78,16 +78,41 @@ def _jsonl(path: Path) -> list[ToolDoc]:
     return load_jsonl(path)
 
 
-def _yaml(text: str) -> Any:
-    """The YAML document in ``text`` (an OpenAPI spec is often YAML), or None when it is not YAML."""
+def _first_line_is_json(text: str) -> bool:
+    """Whether the first non-blank line is a JSON value by itself: JSON lines, not one broken document."""
+    line = next((line for line in text.splitlines() if line.strip()), "")
+    try:
+        json.loads(line)
+    except (ValueError, RecursionError):
+        return False
+    return True
+
+
+def _yaml(text: str, path: Path, json_error: Exception | None = None) -> Any:
+    """The YAML document in ``text`` (an OpenAPI spec is often YAML).
+
+    A text that is neither JSON nor YAML is an :class:`InvalidToolError` giving the line and
+    column of the error: JSON's for a text that starts like JSON (``json_error``), else YAML's.
+    """
     try:
         import yaml
     except ImportError:  # pragma: no cover - PyYAML comes with the OpenAPI support
-        return None
-    try:
-        return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except yaml.YAMLError:
-        return None
+        yaml = None
+    if yaml is not None:
+        try:
+            return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        except yaml.YAMLError as exc:
+            if json_error is None:
+                mark = getattr(exc, "problem_mark", None)
+                where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+                problem = getattr(exc, "problem", None) or str(exc)
+                raise InvalidToolError(str(path), "file", f"invalid YAML{where}: {problem}") from None
+    if isinstance(json_error, json.JSONDecodeError):
+        where = f"at line {json_error.lineno}, column {json_error.colno}: {json_error.msg}"
+        raise InvalidToolError(str(path), "file", f"invalid JSON {where}") from None
+    if json_error is not None:
+        raise InvalidToolError(str(path), "file", f"invalid JSON: {json_error}") from None
+    return None
 
 
 def _tools_list(data: dict[str, Any]) -> Any:

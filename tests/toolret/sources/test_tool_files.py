@@ -112,3 +112,33 @@ def test_a_one_line_jsonl_file_and_a_bad_item_are_reported_by_position(tmp_path:
     with pytest.raises(InvalidToolError, match=r"item \[1\]") as info:
         load_tool_file(path)
     assert (info.value.tool, info.value.field) == ("g", "function.parameters.type")
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "where"),
+    [
+        # a pretty-printed JSON document with a stray comma on line 3 (not JSON lines)
+        (
+            "tools.json",
+            '{\n  "tools": [\n    {"name": "a",, "description": "b"}\n  ]\n}\n',
+            r"JSON at line 3, column 18",
+        ),
+        (
+            "list.json",
+            '[\n  {"type": "function",\n   "function": {"name": "x" "description": "y"}}\n]\n',
+            r"line 3, column 29",
+        ),
+        (
+            "api.yaml",
+            OPENAPI_YAML.replace("      summary: Refund", "     summary: Refund"),
+            r"YAML at line 12, column 6",
+        ),
+        ("tools.jsonl", '{"name": "a"}\n{"name": "c", "description": }\n', r"JSON at line 2, column 30"),
+    ],
+)
+def test_a_parse_error_names_the_file_line_and_column(tmp_path: Path, name: str, text: str, where: str) -> None:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(InvalidToolError, match=where) as info:
+        load_tool_file(path)
+    assert str(path) in str(info.value)
