@@ -20,6 +20,7 @@ EXPECTED = {
     "SearchResult",
     "SyncReport",
     "ToolDoc",
+    "ToolConflictError",
     "ToolKnowledgeBase",
     "ToolNotFoundError",
     "ToolParam",

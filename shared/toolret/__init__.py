@@ -23,6 +23,7 @@ from toolret.errors import (
     MissingDependencyError,
     ModelMismatchError,
     QueryError,
+    ToolConflictError,
     ToolNotFoundError,
     ToolRetError,
 )
@@ -49,6 +50,7 @@ __all__ = [
     "SearchResult",
     "SyncReport",
     "ToolDoc",
+    "ToolConflictError",
     "ToolKnowledgeBase",
     "ToolNotFoundError",
     "ToolParam",

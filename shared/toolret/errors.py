@@ -14,6 +14,7 @@ __all__ = [
     "MissingDependencyError",
     "ModelMismatchError",
     "QueryError",
+    "ToolConflictError",
     "ToolNotFoundError",
     "ToolRetError",
 ]
@@ -35,6 +36,19 @@ class InvalidToolError(ToolRetError, ValueError):
         self.field = field
         self.problem = problem
         super().__init__(f"tool {tool!r}, field {field!r}: {problem}")
+
+
+class ToolConflictError(InvalidToolError):
+    """A tool's id is already held by a tool from another source (another file, or ``kb.add``).
+
+    ``existing`` and ``new`` name the two sources, so the message says which file to fix or
+    which choice to make (``toolret index --on-conflict replace|keep|rename``).
+    """
+
+    def __init__(self, tool: str, existing: str, new: str, problem: str) -> None:
+        self.existing = existing
+        self.new = new
+        super().__init__(tool, "id", problem)
 
 
 class KnowledgeBaseError(ToolRetError):
