@@ -22,6 +22,7 @@ EXPECTED = {
     "ToolDoc",
     "ToolConflictError",
     "ToolKnowledgeBase",
+    "ToolNotAttachedError",
     "ToolNotFoundError",
     "ToolParam",
     "ToolRetError",

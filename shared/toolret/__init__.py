@@ -24,6 +24,7 @@ from toolret.errors import (
     ModelMismatchError,
     QueryError,
     ToolConflictError,
+    ToolNotAttachedError,
     ToolNotFoundError,
     ToolRetError,
 )
@@ -52,6 +53,7 @@ __all__ = [
     "ToolDoc",
     "ToolConflictError",
     "ToolKnowledgeBase",
+    "ToolNotAttachedError",
     "ToolNotFoundError",
     "ToolParam",
     "ToolRetError",

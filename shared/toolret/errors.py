@@ -15,6 +15,7 @@ __all__ = [
     "ModelMismatchError",
     "QueryError",
     "ToolConflictError",
+    "ToolNotAttachedError",
     "ToolNotFoundError",
     "ToolRetError",
 ]
@@ -85,3 +86,11 @@ class ToolNotFoundError(KnowledgeBaseError, KeyError):
 
     def __str__(self) -> str:  # KeyError would otherwise print the repr of the message
         return str(self.args[0]) if self.args else "tool not found"
+
+
+class ToolNotAttachedError(KnowledgeBaseError, LookupError):
+    """A stored tool was indexed from a live object (a callable, a framework tool) that is not attached.
+
+    Live objects cannot be saved with a knowledge base: after reopening one, re-attach them
+    with ``kb.bind(tools)``. The stored definition stays readable with ``kb.get(tool_id)``.
+    """
