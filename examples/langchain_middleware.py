@@ -7,7 +7,7 @@ The scripted model calls the tool the request needs when it was offered (else it
 so the run shows what the selector offered at every call: the turn's pick is pinned through
 the tool loop, a new user message selects again, ``always_include`` tools ride along, and
 ``search_tools`` lets the model widen its set. Indexing the 650 tools on the first model call
-takes about a minute on two CPU cores; later turns select in milliseconds.
+takes about 10 s on two CPU cores; later turns select in milliseconds.
 """
 
 from __future__ import annotations

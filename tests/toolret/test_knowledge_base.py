@@ -14,6 +14,7 @@ from toolret import (
     RetrievalConfig,
     ToolDoc,
     ToolKnowledgeBase,
+    ToolNotAttachedError,
     ToolNotFoundError,
     ToolParam,
 )
@@ -136,9 +137,30 @@ def test_persistence_round_trip_gives_identical_results(tmp_path, embedder):
             assert a.score == pytest.approx(b.score, abs=1e-5)
             assert a.field_scores == pytest.approx(b.field_scores, abs=1e-5)
             assert a.penalty == b.penalty and a.similarity == pytest.approx(b.similarity, abs=1e-5)
-    assert reopened.tool("get_weather") is None  # live objects are not persisted...
+    with pytest.raises(ToolNotAttachedError):  # live objects are not persisted...
+        reopened.tool("get_weather")
     assert reopened.bind(TOOLS) == 4  # ...and can be re-attached
     assert reopened.tool("get_weather") is get_weather
+
+
+def test_a_reopened_kb_gives_definitions_back_and_says_how_to_reattach_callables(tmp_path, embedder):
+    refund = {
+        "type": "function",
+        "function": {
+            "name": "refund_payment",
+            "description": "Refund a card payment to a customer.",
+            "parameters": {"type": "object", "properties": {"payment_id": {"type": "string"}}, "required": []},
+        },
+    }
+    kb = ToolKnowledgeBase(tmp_path / "kb", embedder=embedder)
+    kb.add([get_weather, refund])
+    assert kb.tool("refund_payment") == refund  # a definition is data: it is what kb.tool gives
+    kb.save()
+    reopened = ToolKnowledgeBase.load(tmp_path / "kb", embedder=embedder)
+    assert reopened.tool("refund_payment") == refund
+    with pytest.raises(ToolNotAttachedError, match=r"'get_weather' was indexed from a Python callable.*kb\.bind"):
+        reopened.tool("get_weather")
+    assert reopened.bind([get_weather]) == 1 and reopened.tool("get_weather") is get_weather
 
 
 def test_load_of_a_missing_directory_is_a_clear_error(tmp_path):

@@ -233,6 +233,33 @@ class ToolDoc(BaseModel):
             return "\n".join(self.expansion.key_topics)
         raise KeyError(f"unknown field {field!r}; expected one of {INDEX_FIELDS}")
 
+    def parameters_schema(self) -> dict[str, Any]:
+        """The JSON schema of the arguments: the original one, else built from :attr:`parameters`."""
+        if self.input_schema:
+            return self.input_schema
+        props: dict[str, Any] = {}
+        for p in self.parameters:
+            prop: dict[str, Any] = {} if p.type == "any" else {"type": p.type.split("|") if "|" in p.type else p.type}
+            if p.description:
+                prop["description"] = p.description
+            if p.enum:
+                prop["enum"] = p.enum
+            props[p.name] = prop
+        schema: dict[str, Any] = {"type": "object", "properties": props}
+        required = [p.name for p in self.parameters if p.required]
+        if required:
+            schema["required"] = required
+        return schema
+
+    def definition(self) -> dict[str, Any]:
+        """The tool as an OpenAI tool definition (what ``tools=`` takes), rebuilt from what is stored.
+
+        >>> ToolDoc(name="ping", description="Check a host.").definition()["function"]["name"]
+        'ping'
+        """
+        function = {"name": self.name, "description": self.description, "parameters": self.parameters_schema()}
+        return {"type": "function", "function": function}
+
     def card(self) -> str:
         """A compact multi-field card, for people and for rerankers."""
         parts = [f"{self.name}: {self.description}".strip()]

@@ -3,6 +3,8 @@
 A knowledge base stores documents; an agent needs the callables and framework tools they were
 made from. :class:`LiveTools` maps each tool id to the object given for it (and its name back to
 the id), so the engine and every adapter resolve a search result to the same live tool.
+Live objects cannot be saved: :meth:`LiveTools.resolve` gives a tool given as data (a dict, a
+ToolDoc, a tool file) its stored definition, and names a live one that is not attached.
 
 Example:
     >>> live = LiveTools()
@@ -17,7 +19,23 @@ import threading
 from collections.abc import Container, Iterator, Mapping
 from typing import Any
 
-__all__ = ["LiveTools"]
+from toolret.documents.tool_doc import ToolDoc
+from toolret.errors import ToolNotAttachedError
+
+__all__ = ["LiveTools", "live_origin"]
+
+#: Metadata keys the converters of live objects write (sources.callables, the LangChain and
+#: LlamaIndex adapters' ``tool_to_doc``): a stored tool with one was made from a live object.
+_LIVE_KEYS = {"module": "Python callable", "framework": "{} tool", "llamaindex_type": "LlamaIndex {}"}
+
+
+def live_origin(doc: ToolDoc) -> str | None:
+    """What kind of live object ``doc`` was made from ("Python callable", "langchain tool"...), or None for data."""
+    for key, kind in _LIVE_KEYS.items():
+        value = doc.metadata.get(key)
+        if isinstance(value, str):
+            return kind.format(value)
+    return None
 
 
 class LiveTools:
@@ -49,6 +67,24 @@ class LiveTools:
     def get(self, tool_id: str) -> Any:
         """The object attached to ``tool_id``, or None."""
         return self._by_id.get(tool_id)
+
+    def resolve(self, doc: ToolDoc) -> Any:
+        """The object attached to ``doc``; for a tool given as data, its OpenAI definition.
+
+        A tool made from a live object that is not attached (the knowledge base was reopened)
+        raises :class:`~toolret.errors.ToolNotAttachedError` saying how to re-attach it.
+        """
+        obj = self._by_id.get(doc.id)
+        if obj is not None:
+            return obj
+        origin = live_origin(doc)
+        if origin is None:
+            return doc.definition()
+        raise ToolNotAttachedError(
+            f"tool {doc.id!r} was indexed from a {origin}, and live objects are not saved with a knowledge "
+            f"base: after reopening it, re-attach them with kb.bind(tools) (the same objects; it returns how "
+            f"many matched). kb.get({doc.id!r}) gives the stored definition"
+        )
 
     def by_name(self, name: str) -> Any:
         """The object whose tool name (or id) is ``name``, or None."""

@@ -348,7 +348,8 @@ def load_jsonl(path: str | Path) -> list[ToolDoc]:
         try:
             obj = json.loads(line)
         except (ValueError, RecursionError) as exc:
-            raise InvalidToolError(label, "line", f"invalid JSON: {exc}") from None
+            where = f" at line {lineno}, column {exc.colno}: {exc.msg}" if isinstance(exc, json.JSONDecodeError) else ""
+            raise InvalidToolError(label, "line", f"invalid JSON{where or f': {exc}'}") from None
         if not isinstance(obj, dict):
             raise InvalidToolError(label, "line", f"expected a JSON object, got {type(obj).__name__}")
         try:

@@ -52,21 +52,7 @@ def short_description(doc: ToolDoc, limit: int = 240) -> str:
 
 def tool_schema(doc: ToolDoc) -> dict[str, Any]:
     """The JSON schema of a tool's arguments: the original one, else built from its parameters."""
-    if doc.input_schema:
-        return doc.input_schema
-    props: dict[str, Any] = {}
-    for p in doc.parameters:
-        prop: dict[str, Any] = {} if p.type == "any" else {"type": p.type.split("|") if "|" in p.type else p.type}
-        if p.description:
-            prop["description"] = p.description
-        if p.enum:
-            prop["enum"] = p.enum
-        props[p.name] = prop
-    schema: dict[str, Any] = {"type": "object", "properties": props}
-    required = [p.name for p in doc.parameters if p.required]
-    if required:
-        schema["required"] = required
-    return schema
+    return doc.parameters_schema()
 
 
 def build_proxy(

@@ -12,7 +12,12 @@
 
 The file name's extension is not trusted: ``tools.json`` may hold JSON lines and a spec may be
 saved as ``.txt``. Anything else is an :class:`~toolret.errors.InvalidToolError` listing the
-formats understood.
+formats understood; a syntax error gives the line and column.
+
+:func:`index_tool_file` indexes a file into a knowledge base and never replaces a tool silently:
+each tool records its file (``metadata["source_file"]``), so re-indexing the same file updates
+its tools, while a tool whose id another source holds stops with a
+:class:`~toolret.errors.ToolConflictError` naming both, unless ``on_conflict`` says what to do.
 
 Example:
     >>> import json, tempfile, pathlib
@@ -27,16 +32,27 @@ Example:
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
-from toolret.documents.tool_doc import ToolDoc
-from toolret.errors import DatasetError, InvalidToolError
+from pydantic import BaseModel, ConfigDict
 
-__all__ = ["FORMATS", "load_tool_file"]
+from toolret.documents.tool_doc import ToolDoc
+from toolret.errors import ConfigError, DatasetError, InvalidToolError, ToolConflictError
+
+__all__ = ["FORMATS", "ON_CONFLICT", "SOURCE_KEY", "FileIndexReport", "index_tool_file", "load_tool_file"]
 
 #: The formats :func:`load_tool_file` recognises, as it names them.
 FORMATS = ("JSON lines", "OpenAI tool list", "MCP tools/list result", "OpenAPI 3 spec")
+#: What :func:`index_tool_file` does with a tool whose id another source holds: stop (``error``),
+#: let the file's tool win (``replace``), leave the indexed one (``keep``), or index the file's
+#: tool under ``"<file stem>/<id>"`` (``rename``; the name the model calls stays).
+ON_CONFLICT = ("error", "replace", "keep", "rename")
+#: The metadata key that records the tool file (absolute path) a tool was indexed from.
+SOURCE_KEY = "source_file"
+#: How a tool indexed without a file is named in messages.
+NO_SOURCE = "no source file (added with ToolKnowledgeBase.add, or by a toolret index that did not record it)"
 
 
 def load_tool_file(path: str | Path) -> tuple[list[ToolDoc], str]:
@@ -48,11 +64,11 @@ def load_tool_file(path: str | Path) -> tuple[list[ToolDoc], str]:
         raise DatasetError(f"cannot read tool file {path}: {exc}") from exc
     try:
         data: Any = json.loads(text)
-    except (ValueError, RecursionError):
-        data = None
-        if text.lstrip().startswith("{"):  # several JSON objects: JSON lines
+    except (ValueError, RecursionError) as exc:
+        start = text.lstrip()[:1]
+        if start == "{" and _first_line_is_json(text):  # several JSON objects: JSON lines
             return _jsonl(path), FORMATS[0]
-        data = _yaml(text)
+        data = _yaml(text, path, json_error=exc if start in "{[" else None)
     if isinstance(data, list):
         return _openai_list(data, path), FORMATS[1]
     if isinstance(data, dict):
@@ -78,16 +94,41 @@ def _jsonl(path: Path) -> list[ToolDoc]:
     return load_jsonl(path)
 
 
-def _yaml(text: str) -> Any:
-    """The YAML document in ``text`` (an OpenAPI spec is often YAML), or None when it is not YAML."""
+def _first_line_is_json(text: str) -> bool:
+    """Whether the first non-blank line is a JSON value by itself: JSON lines, not one broken document."""
+    line = next((line for line in text.splitlines() if line.strip()), "")
+    try:
+        json.loads(line)
+    except (ValueError, RecursionError):
+        return False
+    return True
+
+
+def _yaml(text: str, path: Path, json_error: Exception | None = None) -> Any:
+    """The YAML document in ``text`` (an OpenAPI spec is often YAML).
+
+    A text that is neither JSON nor YAML is an :class:`InvalidToolError` giving the line and
+    column of the error: JSON's for a text that starts like JSON (``json_error``), else YAML's.
+    """
     try:
         import yaml
     except ImportError:  # pragma: no cover - PyYAML comes with the OpenAPI support
-        return None
-    try:
-        return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except yaml.YAMLError:
-        return None
+        yaml = None
+    if yaml is not None:
+        try:
+            return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        except yaml.YAMLError as exc:
+            if json_error is None:
+                mark = getattr(exc, "problem_mark", None)
+                where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+                problem = getattr(exc, "problem", None) or str(exc)
+                raise InvalidToolError(str(path), "file", f"invalid YAML{where}: {problem}") from None
+    if isinstance(json_error, json.JSONDecodeError):
+        where = f"at line {json_error.lineno}, column {json_error.colno}: {json_error.msg}"
+        raise InvalidToolError(str(path), "file", f"invalid JSON {where}") from None
+    if json_error is not None:
+        raise InvalidToolError(str(path), "file", f"invalid JSON: {json_error}") from None
+    return None
 
 
 def _tools_list(data: dict[str, Any]) -> Any:
@@ -121,3 +162,112 @@ def _unique(docs: list[ToolDoc], path: Path) -> list[ToolDoc]:
             raise InvalidToolError(doc.id, "id", f"duplicate id ({path}, items [{first[doc.id]}] and [{i}])")
         first[doc.id] = i
     return docs
+
+
+# ---------------------------------------------------------------------------- indexing a file
+class FileIndexReport(BaseModel):
+    """What :func:`index_tool_file` did, by tool id (``toolret index`` prints it)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: str
+    source: str
+    added: list[str]
+    updated: list[str]
+    unchanged: list[str]
+    #: id -> the source whose tool the file's tool replaced (``on_conflict="replace"``).
+    replaced: dict[str, str]
+    #: id -> the source whose tool was kept instead of the file's (``on_conflict="keep"``).
+    kept: dict[str, str]
+    #: the file's id -> the id it was indexed under (``on_conflict="rename"``).
+    renamed: dict[str, str]
+    total: int
+
+
+def index_tool_file(kb: Any, path: str | Path, *, on_conflict: str = "error", progress: bool = True) -> FileIndexReport:
+    """Index the tools of ``path`` into the knowledge base ``kb``, each stamped with its source file.
+
+    A tool whose id ``kb`` holds from the same file is updated (or left unchanged); one whose id
+    comes from another file, or from ``kb.add``, is a conflict settled by ``on_conflict``
+    (:data:`ON_CONFLICT`); ``"error"`` raises :class:`~toolret.errors.ToolConflictError` before
+    anything is written.
+    """
+    if on_conflict not in ON_CONFLICT:
+        raise ConfigError(f"on_conflict must be one of {', '.join(ON_CONFLICT)}; got {on_conflict!r}")
+    docs, kind = load_tool_file(path)
+    source = str(Path(path).resolve())
+    planned, replaced, kept, renamed = _settle(docs, source, kb, on_conflict, Path(path))
+    before = {d.id: kb.get(d.id).content_hash for d in planned if d.id in kb}
+    kb.add(planned, progress=progress, upsert=True)
+    changed = {d.id for d in planned if d.id in before and kb.get(d.id).content_hash != before[d.id]}
+    return FileIndexReport(
+        kind=kind,
+        source=source,
+        added=[d.id for d in planned if d.id not in before],
+        updated=[d.id for d in planned if d.id in changed],
+        unchanged=[d.id for d in planned if d.id in before and d.id not in changed],
+        replaced=replaced,
+        kept=kept,
+        renamed=renamed,
+        total=len(kb),
+    )
+
+
+def _settle(
+    docs: list[ToolDoc], source: str, kb: Any, on_conflict: str, path: Path
+) -> tuple[list[ToolDoc], dict[str, str], dict[str, str], dict[str, str]]:
+    """The file's tools to write (stamped with ``source``), and the conflicts settled on the way."""
+
+    def holder(tool_id: str) -> str | None:
+        """The source of the indexed tool ``tool_id`` when it is not this file, else None."""
+        if tool_id not in kb:
+            return None
+        held = kb.get(tool_id).metadata.get(SOURCE_KEY)
+        return None if held == source else str(held or NO_SOURCE)
+
+    planned: list[ToolDoc] = []
+    replaced: dict[str, str] = {}
+    kept: dict[str, str] = {}
+    renamed: dict[str, str] = {}
+    clashes: list[tuple[str, str]] = []
+    for doc in docs:
+        tool_id, other = doc.id, holder(doc.id)
+        if other is not None:
+            if on_conflict == "error":
+                clashes.append((doc.id, other))
+                continue
+            if on_conflict == "keep":
+                kept[doc.id] = other
+                continue
+            if on_conflict == "replace":
+                replaced[doc.id] = other
+            else:  # rename: namespaced by the file, as MCP tools are by their server
+                tool_id = f"{_namespace(path)}/{doc.id}"
+                if (taken := holder(tool_id)) is not None:
+                    clashes.append((tool_id, taken))
+                    continue
+                renamed[doc.id] = tool_id
+        planned.append(doc.model_copy(update={"id": tool_id, "metadata": {**doc.metadata, SOURCE_KEY: source}}))
+    if clashes:
+        raise _conflict(clashes, path, on_conflict)
+    _unique(planned, path)
+    return planned, replaced, kept, renamed
+
+
+def _conflict(clashes: list[tuple[str, str]], path: Path, on_conflict: str) -> ToolConflictError:
+    tool, other = clashes[0]
+    listed = "; ".join(f"{t!r} (from {s})" for t, s in clashes[:5]) + (" ..." if len(clashes) > 5 else "")
+    count = f"{len(clashes)} tool{'s' if len(clashes) != 1 else ''}"
+    hint = (
+        "the renamed id is taken too; rename the file or choose replace or keep"
+        if on_conflict == "rename"
+        else "choose on_conflict='replace' (this file's tool wins), 'keep' (the indexed one stays) or "
+        "'rename' (indexed as '<file stem>/<id>'): toolret index --on-conflict replace|keep|rename"
+    )
+    problem = f"{path} holds {count} already indexed from another source: {listed}; nothing was indexed; {hint}"
+    return ToolConflictError(tool, other, str(path), problem)
+
+
+def _namespace(path: Path) -> str:
+    """The file's stem as an id prefix: letters, digits, '_', '-' and '.' only."""
+    return re.sub(r"[^A-Za-z0-9_.\-]+", "_", path.stem).strip("_") or "file"

@@ -112,3 +112,92 @@ def test_a_one_line_jsonl_file_and_a_bad_item_are_reported_by_position(tmp_path:
     with pytest.raises(InvalidToolError, match=r"item \[1\]") as info:
         load_tool_file(path)
     assert (info.value.tool, info.value.field) == ("g", "function.parameters.type")
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "where"),
+    [
+        # a pretty-printed JSON document with a stray comma on line 3 (not JSON lines)
+        (
+            "tools.json",
+            '{\n  "tools": [\n    {"name": "a",, "description": "b"}\n  ]\n}\n',
+            r"JSON at line 3, column 18",
+        ),
+        (
+            "list.json",
+            '[\n  {"type": "function",\n   "function": {"name": "x" "description": "y"}}\n]\n',
+            r"line 3, column 29",
+        ),
+        (
+            "api.yaml",
+            OPENAPI_YAML.replace("      summary: Refund", "     summary: Refund"),
+            r"YAML at line 12, column 6",
+        ),
+        ("tools.jsonl", '{"name": "a"}\n{"name": "c", "description": }\n', r"JSON at line 2, column 30"),
+    ],
+)
+def test_a_parse_error_names_the_file_line_and_column(tmp_path: Path, name: str, text: str, where: str) -> None:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(InvalidToolError, match=where) as info:
+        load_tool_file(path)
+    assert str(path) in str(info.value)
+
+
+def _openai_file(path: Path, *tools: tuple[str, str]) -> Path:
+    path.write_text(
+        json.dumps([{"type": "function", "function": {"name": n, "description": d}} for n, d in tools]),
+        encoding="utf-8",
+    )
+    return path
+
+
+def test_indexing_a_second_file_with_a_taken_id_stops_naming_the_tool_and_both_files(tmp_path: Path, embedder) -> None:
+    from toolret import ToolConflictError, ToolKnowledgeBase
+    from toolret.sources.tool_files import index_tool_file
+
+    kb = ToolKnowledgeBase(embedder=embedder)
+    first = _openai_file(tmp_path / "a.json", ("get_weather", "Weather for a city."), ("refund", "Refund a payment."))
+    second = _openai_file(tmp_path / "b.json", ("get_weather", "Air quality index."), ("send_email", "Send an email."))
+    report = index_tool_file(kb, first)
+    assert (sorted(report.added), report.updated, report.unchanged, report.total) == (
+        ["get_weather", "refund"],
+        [],
+        [],
+        2,
+    )
+    with pytest.raises(ToolConflictError, match=r"'get_weather' \(from .*a\.json\)") as info:
+        index_tool_file(kb, second)
+    assert "b.json" in str(info.value) and info.value.tool == "get_weather"
+    assert (len(kb), kb.get("get_weather").description) == (2, "Weather for a city.")  # nothing was written
+
+    again = index_tool_file(kb, first)  # the same file again: its own tools, not a conflict
+    assert (again.added, again.updated, sorted(again.unchanged)) == ([], [], ["get_weather", "refund"])
+    _openai_file(first, ("get_weather", "Weather for a city."), ("refund", "Refund a card payment."))
+    assert index_tool_file(kb, first).updated == ["refund"]
+
+
+@pytest.mark.parametrize(
+    ("on_conflict", "weather", "ids"),
+    [
+        ("keep", "Weather for a city.", ["get_weather", "send_email"]),
+        ("replace", "Air quality index.", ["get_weather", "send_email"]),
+        ("rename", "Weather for a city.", ["b/get_weather", "get_weather", "send_email"]),
+    ],
+)
+def test_on_conflict_says_which_tool_wins(tmp_path: Path, embedder, on_conflict: str, weather: str, ids: list) -> None:
+    from toolret import ToolKnowledgeBase
+    from toolret.sources.tool_files import index_tool_file
+
+    kb = ToolKnowledgeBase(embedder=embedder)
+    kb.add([{"type": "function", "function": {"name": "get_weather", "description": "Weather for a city."}}])
+    second = _openai_file(tmp_path / "b.json", ("get_weather", "Air quality index."), ("send_email", "Send an email."))
+    report = index_tool_file(kb, second, on_conflict=on_conflict)
+    assert sorted(kb.ids) == ids and kb.get("get_weather").description == weather
+    settled = {"keep": report.kept, "replace": report.replaced, "rename": report.renamed}[on_conflict]
+    assert list(settled) == ["get_weather"]
+    if on_conflict == "rename":
+        assert settled["get_weather"] == "b/get_weather" and kb.get("b/get_weather").name == "get_weather"
+    else:
+        assert "no source file" in settled["get_weather"]  # the tool came from kb.add
+    assert report.added == (["b/get_weather", "send_email"] if on_conflict == "rename" else ["send_email"])
