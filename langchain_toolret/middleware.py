@@ -6,10 +6,11 @@ retrieves for the conversation. Compared with LangChain's ``LLMToolSelectorMiddl
 
 * selection is retrieval (milliseconds, no tokens); an LLM step runs only when configured
   (``llm=``, which turns on ``config="full"``);
-* the query is the latest user message; earlier turns are added only when it is a follow-up
-  ("and in Fahrenheit?", "book a table *there*"; :meth:`~langchain_toolret.index.ToolIndex.search_turn`),
-  and never displace the message's own well-scored tools — "play some jazz" after "turn on
-  the lights" does not inherit the lights tool;
+* the query is the latest user message and its selection is the turn's; earlier turns only
+  add tools when it is a follow-up ("and in Fahrenheit?", "book a table *there*"; a pronoun
+  alone is not one; :meth:`~langchain_toolret.index.ToolIndex.search_turn`), and never
+  displace the message's well-matched tools — "is it raining in Oslo?" after "send an email
+  to Bob" does not inherit the e-mail tool;
 * the selection is pinned for the user turn: every model call of the tool loop gets the same
   tools in the same order (no re-selection, a stable prompt prefix for provider caching),
   and a new user message selects again;
