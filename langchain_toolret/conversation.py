@@ -1,14 +1,15 @@
 """From a conversation to retrieval queries, and to the identity of the current user turn.
 
 Selecting tools from the last human message alone fails on real follow-ups: "and in
-Fahrenheit?" names no tool. Reading every short message together with the earlier turns fails
-the other way: after "turn on the kitchen lights", "play some jazz" would inherit the lights
-tool. So the latest user message is always the query (:func:`conversation_query`), and the
-earlier user messages are context (:func:`follow_up_query`) used only when the message is a
-follow-up, by the engine's rule (:mod:`toolret.retrieval.follow_up`, whose :func:`refers_back`
-this module re-exports): it refers back ("it", "that", "there", "again", "and in…",
-"what about…") or it does not retrieve well on its own. Even then the message's own well-matched
-tools keep their places (:meth:`~langchain_toolret.index.ToolIndex.search_turn`).
+Fahrenheit?" names no tool. Reading every message together with the earlier turns fails the
+other way: after "send an email to Bob", "is it raining in Oslo?" would inherit the e-mail
+tool. So the latest user message is always the query (:func:`conversation_query`) and its
+selection is the turn's; the earlier user messages are context (:func:`follow_up_query`) used
+only when the message is a follow-up, by the engine's rule (:mod:`toolret.retrieval.follow_up`,
+whose :func:`refers_back` this module re-exports): it opens as a continuation ("and in…",
+"what about…"), names a back-reference ("there", "again", "the same") — a pronoun alone is not
+enough — or it does not retrieve well on its own. Even then the context only fills the places
+of the message's weakly matched tools (:meth:`~langchain_toolret.index.ToolIndex.search_turn`).
 
 A *turn* is everything after one user message; its key is that message's id, which is how a
 selection is pinned for the whole tool loop.
@@ -18,7 +19,7 @@ Example:
     >>> chat = [HumanMessage("What's the weather in Paris today?", id="h1"),
     ...         AIMessage("18 degrees and sunny."),
     ...         HumanMessage("and in Fahrenheit?", id="h2")]
-    >>> conversation_query(chat), refers_back("and in Fahrenheit?"), refers_back("play some jazz")
+    >>> conversation_query(chat), refers_back("and in Fahrenheit?"), refers_back("is it raining in Oslo?")
     ('and in Fahrenheit?', True, False)
     >>> follow_up_query(chat)
     "and in Fahrenheit? (context: What's the weather in Paris today?)"
@@ -33,6 +34,7 @@ from collections.abc import Sequence
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
+from toolret.retrieval.conversation import CONTEXT_TURNS, as_chat_history, context_query
 from toolret.retrieval.follow_up import refers_back
 
 __all__ = ["conversation_query", "current_turn", "earlier_turns", "follow_up_query", "refers_back", "turn_key"]
@@ -54,15 +56,14 @@ def conversation_query(messages: Sequence[BaseMessage]) -> str | None:
     return " ".join(messages[humans[-1]].text.split())
 
 
-def follow_up_query(messages: Sequence[BaseMessage], *, context_turns: int = 2) -> str | None:
+def follow_up_query(messages: Sequence[BaseMessage], *, context_turns: int = CONTEXT_TURNS) -> str | None:
     """The latest user message with up to ``context_turns`` earlier user messages appended as
-    context (most recent first); None when there is no earlier user message."""
-    humans = _human_indexes(messages)
-    if len(humans) < 2 or context_turns < 1:
+    context (most recent first; the engine's :func:`~toolret.retrieval.conversation.context_query`);
+    None when there is no earlier user message."""
+    query = conversation_query(messages)
+    if query is None:
         return None
-    latest = " ".join(messages[humans[-1]].text.split())
-    earlier = [" ".join(messages[i].text.split()) for i in reversed(humans[:-1])][:context_turns]
-    return f"{latest} (context: {' | '.join(earlier)})"
+    return context_query(query, as_chat_history(earlier_turns(messages)), turns=context_turns)
 
 
 def earlier_turns(messages: Sequence[BaseMessage]) -> list[BaseMessage]:

@@ -38,13 +38,14 @@ from typing import Any
 from langchain_core.messages import BaseMessage
 from langchain_core.tools import BaseTool
 
-from langchain_toolret.conversation import conversation_query, earlier_turns, follow_up_query
+from langchain_toolret.conversation import conversation_query, earlier_turns
 from langchain_toolret.llm import as_toolret_llm
 from langchain_toolret.tool_docs import tolerant_docs
 from toolret import K, KnowledgeBaseError, RetrievalConfig, SearchResult, ToolKnowledgeBase
 from toolret.index.live_tools import LiveTools
 from toolret.index.persistence import registry_hash
-from toolret.retrieval.follow_up import needs_context, with_context
+from toolret.retrieval.conversation import as_chat_history
+from toolret.retrieval.follow_up import add_context
 from toolret.retrieval.pipeline import SearchState
 
 __all__ = ["ToolIndex"]
@@ -284,11 +285,11 @@ class ToolIndex:
     def search_turn(self, messages: Sequence[BaseMessage], k: K = 5) -> SearchResult | None:
         """The tools for the conversation's current user turn (None: no user message).
 
-        The latest user message is searched on its own. Only when it is a follow-up — it
-        refers back or no tool matches it well (the engine's rule,
-        :mod:`toolret.retrieval.follow_up`) — is it searched again with the earlier user
-        messages as context, and the context's tools then fill the places its own
-        well-scored tools leave (all places, when none scores well). The trace says which.
+        The latest user message is searched on its own, and that selection is the turn's.
+        Only when the message reads as a follow-up (the engine's rule,
+        :mod:`toolret.retrieval.follow_up`: it opens as a continuation, names a back-reference,
+        or matches no tool well) are the earlier user messages searched too, and their tools
+        fill only the places of the message's weakly matched ones. The trace says which.
         """
         query = conversation_query(messages)
         if query is None:
@@ -304,12 +305,15 @@ class ToolIndex:
         return await asyncio.to_thread(self.follow_up, messages, own, k)
 
     def follow_up(self, messages: Sequence[BaseMessage], own: SearchResult, k: K) -> SearchResult:
-        """``own`` (the latest user message's result) with the earlier turns' tools filling the
-        places its well-scored tools leave, when the message is a follow-up; else ``own``."""
-        query, context = conversation_query(messages), follow_up_query(messages)
-        if not query or not context or not needs_context(query, own):
+        """``own`` (the latest user message's result) with the engine's follow-up rule applied
+        (:func:`toolret.retrieval.follow_up.add_context`)."""
+        query = conversation_query(messages)
+        if not query:
             return own
-        return with_context(own, self.search(context, k, conversation=earlier_turns(messages)), k, context)
+        earlier = earlier_turns(messages)
+        return add_context(
+            query, own, as_chat_history(earlier), k, lambda context: self.search(context, k, conversation=earlier)
+        )
 
     def select(self, query: str, k: K = 5) -> list[BaseTool]:
         """The live tools that best serve ``query``."""

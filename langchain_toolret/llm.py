@@ -32,7 +32,7 @@ from pydantic import BaseModel, ValidationError
 
 from toolret.llm import ChatMessage, LLMError, MalformedOutputError
 
-__all__ = ["ChatModelLLM", "as_toolret_llm"]
+__all__ = ["ChatModelLLM", "as_toolret_llm", "resolve_chat_model"]
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -152,3 +152,14 @@ def as_toolret_llm(llm: Any) -> Any:
     if isinstance(llm, BaseChatModel):
         return ChatModelLLM(llm)
     return llm
+
+
+def resolve_chat_model(model: Any) -> Any:
+    """``model=`` as LangChain's ``LLMToolSelectorMiddleware`` takes it: a ``"provider:model"``
+    string goes through LangChain's own ``init_chat_model`` (the provider package must be
+    installed, as there); a chat model, a toolret LLM or None is returned as it is."""
+    if isinstance(model, str):
+        from langchain.chat_models import init_chat_model
+
+        return init_chat_model(model)
+    return model

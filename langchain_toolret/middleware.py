@@ -6,10 +6,11 @@ retrieves for the conversation. Compared with LangChain's ``LLMToolSelectorMiddl
 
 * selection is retrieval (milliseconds, no tokens); an LLM step runs only when configured
   (``llm=``, which turns on ``config="full"``);
-* the query is the latest user message; earlier turns are added only when it is a follow-up
-  ("and in Fahrenheit?", "book a table *there*"; :meth:`~langchain_toolret.index.ToolIndex.search_turn`),
-  and never displace the message's own well-scored tools — "play some jazz" after "turn on
-  the lights" does not inherit the lights tool;
+* the query is the latest user message and its selection is the turn's; earlier turns only
+  add tools when it is a follow-up ("and in Fahrenheit?", "book a table *there*"; a pronoun
+  alone is not one; :meth:`~langchain_toolret.index.ToolIndex.search_turn`), and never
+  displace the message's well-matched tools — "is it raining in Oslo?" after "send an email
+  to Bob" does not inherit the e-mail tool;
 * the selection is pinned for the user turn: every model call of the tool loop gets the same
   tools in the same order (no re-selection, a stable prompt prefix for provider caching),
   and a new user message selects again;
@@ -27,27 +28,37 @@ retrieves for the conversation. Compared with LangChain's ``LLMToolSelectorMiddl
 The first call indexes ``request.tools`` (an in-memory knowledge base, cached by content
 hash; a changed tool set re-embeds only the tools that changed; :meth:`warmup` does it ahead);
 pass ``knowledge_base=`` to use one you built instead. Migrating from
-``LLMToolSelectorMiddleware(max_tools=3, always_include=[...])``: change the class name.
+``LLMToolSelectorMiddleware``: change the class name; every keyword it takes is accepted
+(``model``, ``system_prompt``, ``max_tools``, ``always_include``, ``max_retries``,
+``on_parsing_failure``; see the class doc for what each means here).
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from langchain.agents.middleware import AgentState, ModelRequest
 from langchain.agents.middleware.types import PrivateStateAttr
+from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 from typing_extensions import NotRequired
 
 from langchain_toolret.conversation import conversation_query, current_turn, earlier_turns, tool_results, turn_key
+from langchain_toolret.llm import resolve_chat_model
 from langchain_toolret.narrowing import DEFAULT_TOOL_LIMIT, Fallback, NarrowingMiddleware, Step
 from langchain_toolret.options import config_argument
-from toolret import K, QueryError, RetrievalConfig, SearchResult, ToolKnowledgeBase, validate_k
+from toolret import ConfigError, K, QueryError, RetrievalConfig, SearchResult, ToolKnowledgeBase, validate_k
+from toolret.llm.protocol import MalformedOutputError
 
-__all__ = ["ToolSelectionMiddleware", "ToolSelectionState"]
+__all__ = ["OnParsingFailure", "ToolSelectionMiddleware", "ToolSelectionState"]
 
 _KEY = "toolret_selection"
+#: ``max_tools`` not passed (``None`` passed means LangChain's "no fixed cap": ``k="auto"``).
+_UNSET: Any = object()
+#: LangChain's ``on_parsing_failure``: what the turn gets when the LLM's answer stays malformed.
+OnParsingFailure = Literal["error", "none", "all"] | Sequence[str] | Callable[[Any], Sequence[str]]
 
 
 class ToolSelectionState(AgentState[Any]):
@@ -61,13 +72,25 @@ class ToolSelectionMiddleware(NarrowingMiddleware):
 
     Args:
         k: tools to select per turn (or ``"auto"`` for a precise set).
-        max_tools: the same as ``k``, under ``LLMToolSelectorMiddleware``'s name (pass one).
+        max_tools: the same as ``k``, under ``LLMToolSelectorMiddleware``'s name (pass one);
+            ``max_tools=None`` is LangChain's "no fixed cap": ``k="auto"``.
         knowledge_base: a prebuilt :class:`toolret.ToolKnowledgeBase` holding every agent tool
             (a missing one is a ``KnowledgeBaseError`` naming it; extra ones are never offered);
             default: index ``request.tools`` on first use.
         config: retrieval preset or ``RetrievalConfig`` (default ``"full"`` when ``llm`` is
             given, else ``"fast"``); ``preset=`` is its deprecated name.
         llm: a LangChain chat model (or toolret LLM) for the engine's LLM steps.
+        model: the same as ``llm``, under ``LLMToolSelectorMiddleware``'s name; a
+            ``"provider:model"`` string is resolved by LangChain's ``init_chat_model``. Unlike
+            there, no model means no LLM (retrieval only), not the agent's model.
+        system_prompt: instructions added to the LLM's selection step (the rerank's system prompt).
+        max_retries: retries of an LLM step whose structured output is malformed (default:
+            the step's own, 1 or 2).
+        on_parsing_failure: what the turn gets when that output stays malformed: ``"error"``
+            raises :class:`~toolret.llm.MalformedOutputError`, ``"none"`` offers only
+            ``always_include``, ``"all"`` every tool, a list those names, a function of the
+            model's last answer (its raw text) the names it returns. Default: the step runs
+            its offline path and the search goes on (trace: ``fallback``).
         embedder: the embedding model for an indexed-on-first-use knowledge base.
         always_include: tool names offered on every call, outside the ``k``.
         search_tool: add the ``search_tools`` escape hatch (``True``, or the tool's name).
@@ -94,7 +117,7 @@ class ToolSelectionMiddleware(NarrowingMiddleware):
         self,
         k: K | None = None,
         *,
-        max_tools: int | None = None,
+        max_tools: int | None = _UNSET,
         knowledge_base: ToolKnowledgeBase | None = None,
         config: str | RetrievalConfig | None = None,
         llm: Any = None,
@@ -107,13 +130,30 @@ class ToolSelectionMiddleware(NarrowingMiddleware):
         query_builder: Callable[[list[BaseMessage]], str | None] | None = None,
         condensed_descriptions: bool = False,
         preset: str | RetrievalConfig | None = None,
+        model: str | BaseChatModel | None = None,
+        system_prompt: str | None = None,
+        max_retries: int | None = None,
+        on_parsing_failure: OnParsingFailure | None = None,
     ) -> None:
-        if k is not None and max_tools is not None and k != max_tools:
-            raise QueryError(f"pass k= or max_tools= (the same setting), not both ({k!r} and {max_tools!r})")
-        k = validate_k(next((v for v in (k, max_tools) if v is not None), 5))
+        limit = None if max_tools is _UNSET else ("auto" if max_tools is None else max_tools)
+        if k is not None and limit is not None and k != limit:
+            raise QueryError(f"pass k= or max_tools= (the same setting), not both ({k!r} and max_tools={max_tools!r})")
+        k = validate_k(next((v for v in (k, limit) if v is not None), 5))
+        if model is not None and llm is not None:
+            raise ConfigError("pass model= or llm= (the same setting: the LLM of the selection), not both")
+        llm = resolve_chat_model(model) if model is not None else llm
+        _check_parsing_failure(on_parsing_failure)
+        config = _with_llm_steps(
+            config_argument(config, preset, type(self).__name__),
+            knowledge_base,
+            llm,
+            system_prompt=system_prompt,
+            max_retries=max_retries,
+            on_parsing_failure=on_parsing_failure,
+        )
         super().__init__(
             knowledge_base=knowledge_base,
-            config=config_argument(config, preset, type(self).__name__),
+            config=config,
             llm=llm,
             embedder=embedder,
             always_include=always_include or (),
@@ -125,6 +165,22 @@ class ToolSelectionMiddleware(NarrowingMiddleware):
         )
         self.k: K = k
         self.query_builder = query_builder
+        #: LangChain's ``on_parsing_failure`` (None: a malformed answer takes the offline path).
+        self.on_parsing_failure = on_parsing_failure
+
+    def _fallback(
+        self, request: ModelRequest[Any], exc: BaseException, fallback: Fallback | None = None
+    ) -> ModelRequest[Any]:
+        """A malformed LLM answer gets ``on_parsing_failure``'s tools (or raises); else the base fallback."""
+        policy = self.on_parsing_failure
+        if policy is None or not isinstance(exc, MalformedOutputError):
+            return super()._fallback(request, exc, fallback)
+        if policy == "error":
+            raise exc
+        if policy in ("none", "all"):
+            return super()._fallback(request, exc, "always_include" if policy == "none" else "all")
+        names = policy(exc.raw) if callable(policy) else policy
+        return super()._fallback(request, exc, [*self.always_include, *names])
 
     def _prepare(self, request: ModelRequest[Any], step: Step) -> None:
         messages: list[BaseMessage] = list(request.messages)
@@ -161,3 +217,53 @@ class ToolSelectionMiddleware(NarrowingMiddleware):
         else:
             names = step.data["names"]
         return [*names, *step.data["discovered"]], update
+
+
+def _check_parsing_failure(policy: Any) -> None:
+    if policy is None or callable(policy) or policy in ("error", "none", "all"):
+        return
+    if isinstance(policy, str) or not isinstance(policy, Sequence) or not all(isinstance(n, str) for n in policy):
+        raise ConfigError(
+            f"on_parsing_failure must be 'error', 'none', 'all', a list of tool names or a function, not {policy!r}"
+        )
+
+
+def _with_llm_steps(
+    config: str | RetrievalConfig | None,
+    knowledge_base: ToolKnowledgeBase | None,
+    llm: Any,
+    *,
+    system_prompt: str | None,
+    max_retries: int | None,
+    on_parsing_failure: Any,
+) -> str | RetrievalConfig | None:
+    """``config`` with LangChain's ``system_prompt`` / ``max_retries`` / ``on_parsing_failure``
+    in its ``llm_steps`` (:class:`toolret.llm.LLMSteps`); a warning names them when no LLM is set."""
+    given = {
+        "system_prompt": system_prompt is not None,
+        "max_retries": max_retries is not None,
+        "on_parsing_failure": on_parsing_failure is not None,
+    }
+    if not any(given.values()):
+        return config
+    if isinstance(max_retries, bool) or (
+        max_retries is not None and (not isinstance(max_retries, int) or max_retries < 0)
+    ):
+        raise ConfigError(f"max_retries must be an integer >= 0, not {max_retries!r}")
+    if llm is None:
+        warnings.warn(
+            f"ToolSelectionMiddleware: {', '.join(n + '=' for n, on in given.items() if on)} only govern an LLM "
+            "selection step; without model= (or llm=) selection is retrieval only and they have no effect",
+            UserWarning,
+            stacklevel=3,
+        )
+    steps: dict[str, Any] = {}
+    if system_prompt is not None:
+        steps["selection_instructions"] = system_prompt
+    if max_retries is not None:
+        steps["retries"] = max_retries
+    if on_parsing_failure is not None:
+        steps["on_malformed"] = "raise"
+    default = knowledge_base.config if knowledge_base is not None else None
+    resolved = RetrievalConfig.resolve(RetrievalConfig.for_llm(config, llm), default=default)
+    return resolved.with_(llm_steps=steps)

@@ -168,20 +168,24 @@ class NarrowingMiddleware(AgentMiddleware[Any, Any, Any]):
         )
         return tools[: self.tool_limit]
 
-    def _fallback(self, request: ModelRequest[Any], exc: BaseException) -> ModelRequest[Any]:
+    def _fallback(
+        self, request: ModelRequest[Any], exc: BaseException, fallback: Fallback | None = None
+    ) -> ModelRequest[Any]:
+        """The request narrowed to ``fallback`` (default: :attr:`fallback`) after ``exc``, with a warning."""
+        fallback = self.fallback if fallback is None else fallback
         logger.warning(
             "%s: tool selection failed (%s: %s); offering the fallback tools (%s)",
             self.name,
             type(exc).__name__,
             exc,
-            self.fallback if isinstance(self.fallback, str) else ", ".join(self.fallback),
+            fallback if isinstance(fallback, str) else ", ".join(fallback),
         )
-        if self.fallback == "all":
+        if fallback == "all":
             fixed = self._fixed_names()
             tools = list(request.tools)
             first = [t for t in tools if isinstance(t, BaseTool) and t.name in fixed]
             return request.override(tools=self._capped([*first, *(t for t in tools if t not in first)]))
-        keep = set(self.always_include) if self.fallback == "always_include" else set(self.fallback)
+        keep = set(self.always_include) if fallback == "always_include" else set(fallback)
         if self.search_tool_name:
             keep.add(self.search_tool_name)
         return request.override(

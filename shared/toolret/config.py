@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from toolret.documents.guards import DEFAULT_MAX_DOC_CHARS, DEFAULT_MAX_TOOLS
 from toolret.documents.tool_doc import INDEX_FIELDS
 from toolret.errors import ConfigError, QueryError
+from toolret.llm.steps import LLMSteps
 
 __all__ = [
     "PRESETS",
@@ -249,6 +250,9 @@ class RetrievalConfig(BaseModel):
         ge=0,
         description="Seconds all LLM steps of one search may take together; once spent, later LLM steps run "
         "their offline path (trace: fallback). 0 keeps every search offline.",
+    )
+    llm_steps: LLMSteps = Field(
+        default_factory=LLMSteps, description="Retries, a malformed answer, instructions (toolret.llm.steps)."
     )
     whole_query_budget: bool = Field(
         default=True,

@@ -23,6 +23,17 @@ def kb(tool_index):
     return tool_index.kb
 
 
+def _selection_runs(collected):
+    """The ``ToolSelectionMiddleware`` child runs among the runs ``collect_runs`` collected."""
+
+    def walk(run):
+        yield run
+        for child in run.child_runs:
+            yield from walk(child)
+
+    return [r for root in collected.traced_runs for r in walk(root) if r.name == "ToolSelectionMiddleware"]
+
+
 def _agent(tools, replies, **options):
     model = ScriptedChatModel(replies=replies)
     middleware = ToolSelectionMiddleware(**options)
@@ -236,6 +247,37 @@ def test_a_new_request_does_not_inherit_the_previous_turns_tools(registry_kb):
     assert not {"turn_on_lights", "book_flight", "cancel_booking"} & set(jazz)
 
 
+def test_a_new_request_in_a_thread_keeps_its_own_tools(registry_kb):
+    """Issue 25, item 1: the earlier turn's e-mail tools took the second request's places."""
+    from langchain_core.tracers.context import collect_runs
+
+    from langchain_toolret import ToolIndex
+
+    second = "is it raining in Oslo? also convert 100 dollars to euros"
+    agent, model, _ = _agent(registry50.registry(), ["Sent.", "Rain; 92 euros."], k=3, knowledge_base=registry_kb)
+    agent.invoke({"messages": [HumanMessage("send an email to bob@example.com saying hi")]}, THREAD)
+    with collect_runs() as collected:
+        agent.invoke({"messages": [HumanMessage(second)]}, THREAD)
+    own = [t.name for t in ToolIndex(registry_kb).search(second, 3).tools]
+    assert model.calls[1].tool_names == own and "convert_currency" in own
+    assert not {"send_email", "send_sms", "call_contact"} & set(model.calls[1].tool_names)
+    (run,) = _selection_runs(collected)
+    step = run.outputs["trace"][-1]
+    assert step["stage"] == "follow_up" and step["path"] == "skipped" and "a new request" in step["note"]
+
+
+def test_a_follow_up_keeps_its_own_tools_first_and_the_trace_names_the_added_ones(registry_kb):
+    agent, model, middleware = _agent(
+        registry50.registry(), ["18 degrees.", "21 degrees."], k=3, knowledge_base=registry_kb
+    )
+    agent.invoke({"messages": [HumanMessage("what's the weather in Madrid?")]}, THREAD)
+    agent.invoke({"messages": [HumanMessage("and in Rome?")]}, THREAD)
+    assert model.calls[1].tool_names[0] == "get_weather"
+    messages = [HumanMessage("what's the weather in Madrid?"), AIMessage("18 degrees."), HumanMessage("and in Rome?")]
+    note = middleware.index.search_turn(messages, 3).trace[-1].note
+    assert note.startswith("follow-up (opens with 'and')") and "from earlier turns" in note and "get_weather" in note
+
+
 def test_a_follow_up_that_refers_back_keeps_its_own_best_tool(registry_kb):
     agent, model, _ = _agent(registry50.registry(), ["Booked.", "Reserved."], k=3, knowledge_base=registry_kb)
     agent.invoke({"messages": [HumanMessage("Book me a flight from Paris to Rome on June 3")]}, THREAD)
@@ -339,11 +381,5 @@ async def test_the_async_selection_is_traced_too(kb, tools):
     agent, model, _ = _agent(tools, ["Sunny."], k=2, knowledge_base=kb)
     with collect_runs() as collected:
         await agent.ainvoke({"messages": [HumanMessage("is it going to rain in Paris today?")]}, THREAD)
-
-    def walk(run):
-        yield run
-        for child in run.child_runs:
-            yield from walk(child)
-
-    runs = [r for root in collected.traced_runs for r in walk(root) if r.name == "ToolSelectionMiddleware"]
+    runs = _selection_runs(collected)
     assert len(runs) == 1 and runs[0].outputs["tools"] == model.calls[0].tool_names

@@ -19,6 +19,7 @@ _EXPORTS = {
     "JUDGE_V1": "prompts",
     "LLM": "protocol",
     "LLMError": "protocol",
+    "LLMSteps": "steps",
     "MalformedOutputError": "protocol",
     "OpenAICompatibleLLM": "openai_client",
     "PLANNER_V1": "prompts",

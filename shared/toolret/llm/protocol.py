@@ -71,10 +71,10 @@ class LLMError(ToolRetError):
 class MalformedOutputError(LLMError):
     """The model answered, but not with JSON matching the schema; ``raw`` is what it said."""
 
-    def __init__(self, problem: str, raw: str | None = None) -> None:
+    def __init__(self, problem: str, raw: str | None = None, *, message: str | None = None) -> None:
         self.problem = problem
         self.raw = raw
-        super().__init__(f"output did not match the schema: {problem}")
+        super().__init__(message or f"output did not match the schema: {problem}")
 
 
 @runtime_checkable
@@ -166,6 +166,7 @@ class _Attempts:
         self.deadline = time.monotonic() + timeout
         self.convo = list(messages)
         self.problem = "no attempt made"
+        self.raw: str | None = None
 
     def turns(self, retries: int) -> Iterator[tuple[list[ChatMessage], float]]:
         for attempt in range(retries + 1):
@@ -175,8 +176,11 @@ class _Attempts:
                     f"{self.name}: no valid answer within {self.timeout:g}s ({attempt} attempt(s)): {self.problem}"
                 )
             yield self.convo, remaining
-        raise LLMError(
-            f"{self.name}: output did not match {self.schema.__name__} after {retries + 1} attempt(s): {self.problem}"
+        raise MalformedOutputError(
+            self.problem,
+            self.raw,
+            message=f"{self.name}: output did not match {self.schema.__name__} after {retries + 1} attempt(s): "
+            f"{self.problem}",
         )
 
     def failed(self, exc: Exception) -> None:
@@ -184,7 +188,7 @@ class _Attempts:
         bad = _malformed(exc)
         if bad is None:
             raise _as_llm_error(exc, self.name, self.timeout) from exc
-        self.problem = bad.problem
+        self.problem, self.raw = bad.problem, bad.raw
         logger.debug("%s: malformed output: %s", self.name, bad.problem)
         self.convo = [*self.messages, *_feedback(bad.raw, bad.problem)]
 
@@ -192,7 +196,8 @@ class _Attempts:
 def structured_call(
     llm: LLM, messages: Sequence[ChatMessage], schema: type[T], *, timeout: float = 10.0, retries: int = 2
 ) -> T:
-    """Ask ``llm`` for a ``schema`` instance; retry malformed output, raise :class:`LLMError` otherwise.
+    """Ask ``llm`` for a ``schema`` instance; retry malformed output, raise :class:`LLMError` otherwise
+    (:class:`MalformedOutputError`, with the last answer as ``raw``, when every attempt was malformed).
 
     ``timeout`` bounds the whole call, retries included, so a search's latency stays bounded.
     A malformed answer is retried at most ``retries`` times, each time with the bad answer and

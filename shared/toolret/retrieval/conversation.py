@@ -19,7 +19,7 @@ from toolret.documents.guards import clean_query
 from toolret.errors import QueryError
 from toolret.llm.protocol import ChatMessage
 
-__all__ = ["MAX_TURNS", "as_chat_history"]
+__all__ = ["CONTEXT_TURNS", "MAX_TURNS", "as_chat_history", "context_query"]
 
 #: Framework role names mapped to the three roles the LLM protocol knows.
 _ROLE_OF = {
@@ -35,6 +35,8 @@ _ROLE_OF = {
 _SKIPPED_ROLES = {"tool", "function", "chatbot_tool", "remove"}
 #: Most turns kept (the most recent ones); the planner prompt clips further.
 MAX_TURNS = 50
+#: Earlier user turns a follow-up's context query carries (most recent first).
+CONTEXT_TURNS = 2
 
 
 def _content_text(content: Any, where: str) -> str:
@@ -93,3 +95,19 @@ def as_chat_history(turns: Iterable[Any] | None) -> list[ChatMessage]:
         if text:
             out.append(ChatMessage(role=_ROLE_OF[role], content=text))  # type: ignore[arg-type]
     return out[-MAX_TURNS:]
+
+
+def context_query(query: str, history: Iterable[ChatMessage], *, turns: int = CONTEXT_TURNS) -> str | None:
+    """``query`` with up to ``turns`` earlier user messages of ``history`` appended as context, most
+    recent first: what a follow-up is searched with (:mod:`toolret.retrieval.follow_up`). None when
+    there is no earlier user message.
+
+    >>> context_query("and in Rome?", [ChatMessage(role="user", content="weather in Oslo"),
+    ...                                ChatMessage(role="assistant", content="Rain.")])
+    'and in Rome? (context: weather in Oslo)'
+    """
+    earlier = [" ".join(m.content.split()) for m in reversed(list(history)) if m.role == "user"][:turns]
+    earlier = [text for text in earlier if text]
+    if not earlier or turns < 1:
+        return None
+    return f"{' '.join(query.split())} (context: {' | '.join(earlier)})"

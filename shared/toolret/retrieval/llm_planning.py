@@ -34,6 +34,7 @@ from pydantic import BaseModel, Field, field_validator, model_validator
 
 from toolret.llm.prompts import PLANNER_V1, render
 from toolret.llm.protocol import LLM, ChatMessage, structured_call
+from toolret.llm.steps import LLMSteps
 from toolret.results import TraceStep
 from toolret.retrieval.planning import (
     MAX_SUBTASKS,
@@ -236,6 +237,7 @@ def plan_with_llm(
     n_variants: int = 2,
     timeout: float = 10.0,
     retries: int = 2,
+    steps: LLMSteps | None = None,
 ) -> tuple[QueryPlan, TraceStep]:
     """Plan ``query`` with ``llm``; on any failure, the offline plan and a ``fallback`` trace step.
 
@@ -243,13 +245,17 @@ def plan_with_llm(
     (e.g. the BM25 top documents of the raw query) shows it the catalogue's vocabulary.
     Each sub-task's variants start with its own text, followed by up to ``n_variants``
     (at most 3) model-written wordings. ``timeout`` bounds the whole call, retries included.
+    ``steps`` (``RetrievalConfig.llm_steps``) overrides ``retries`` and may make a malformed
+    answer raise instead of falling back.
     """
+    steps = steps or LLMSteps()
     start = time.perf_counter()
     if not query.strip():
         return _skip(query, start)
     try:
         messages = planner_messages(query, history=history, feedback_docs=feedback_docs, n_variants=n_variants)
-        out = structured_call(llm, messages, LLMPlan, timeout=timeout, retries=retries)
+        out = structured_call(llm, messages, LLMPlan, timeout=timeout, retries=steps.retries_or(retries))
         return _success(_to_plan(query, out, n_variants), llm, start)
-    except Exception as exc:  # planning must never fail a search  # noqa: BLE001
+    except Exception as exc:  # planning never fails a search, unless steps.on_malformed says so  # noqa: BLE001
+        steps.reraise(exc)
         return _fallback(query, exc, start)

@@ -192,7 +192,11 @@ def stage_rerank(state: SearchState) -> None:
     timeout = state.llm_timeout()
     if config.reranker == "llm" and state.llm is not None and timeout is not None:
         reranker = LLMReranker(
-            state.llm, top_n=config.rerank_top_n, mode=config.rerank_mode, drop_irrelevant=config.drop_irrelevant
+            state.llm,
+            top_n=config.rerank_top_n,
+            mode=config.rerank_mode,
+            drop_irrelevant=config.drop_irrelevant,
+            steps=config.llm_steps,
         )
     elif config.reranker != "none":
         reranker = state.cross_encoder
@@ -243,7 +247,7 @@ def stage_reflect(state: SearchState) -> bool:
     if config.reflect_judge == "llm":
         if state.llm is not None and timeout is not None:
             docs = {t.id: state.snap.docs[state.snap.index_of[t.id]] for t in state.tools}
-            judge = partial(LLMCoverageJudge(state.llm).judge, docs=docs, timeout=timeout)
+            judge = partial(LLMCoverageJudge(state.llm, steps=config.llm_steps).judge, docs=docs, timeout=timeout)
         else:
             note = f"; {'no LLM configured' if state.llm is None else state.budget_note()}: offline coverage"
 

@@ -63,6 +63,7 @@ def plan_query(state: SearchState) -> QueryPlan | None:
                 feedback_docs=feedback or None,
                 n_variants=config.n_variants,
                 timeout=timeout,
+                steps=config.llm_steps,
             )
         )
         extra = [

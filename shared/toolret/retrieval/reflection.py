@@ -43,6 +43,7 @@ from toolret.documents.text import tokenize
 from toolret.documents.tool_doc import ToolDoc
 from toolret.llm.prompts import REFLECT_V1, render
 from toolret.llm.protocol import LLM, ChatMessage, structured_call
+from toolret.llm.steps import LLMSteps
 from toolret.results import ScoredTool, StagePath, TraceStep
 from toolret.retrieval.planning import QueryPlan
 from toolret.retrieval.rerank import MAX_QUERY_CHARS, card_line
@@ -157,8 +158,9 @@ class LLMCoverageJudge:
     ([1], {1: 'reserve a table'}, 'llm')
     """
 
-    def __init__(self, llm: LLM, *, retries: int = 1) -> None:
-        self.llm, self.retries = llm, retries
+    def __init__(self, llm: LLM, *, retries: int = 1, steps: LLMSteps | None = None) -> None:
+        self.steps = steps or LLMSteps()
+        self.llm, self.retries = llm, self.steps.retries_or(retries)
         self.name = f"llm-judge:{getattr(llm, 'name', type(llm).__name__)}"
 
     def messages(self, plan: QueryPlan, tools: list[ScoredTool], docs: Mapping[str, ToolDoc]) -> list[ChatMessage]:
@@ -223,7 +225,8 @@ class LLMCoverageJudge:
                 self.llm, self.messages(plan, tools, docs), CoverageJudgment, timeout=timeout, retries=self.retries
             )
             return self._result(plan, out, start)
-        except Exception as exc:  # judging must never fail a search  # noqa: BLE001
+        except Exception as exc:  # judging never fails a search, unless steps.on_malformed says so  # noqa: BLE001
+            self.steps.reraise(exc)
             return self._fallback(plan, tools, exc, threshold, start)
 
 

@@ -45,6 +45,7 @@ from toolret.documents.tool_doc import FIELDS, ToolDoc
 from toolret.errors import ConfigError, MissingDependencyError
 from toolret.llm.prompts import RERANK_POINTWISE_V1, RERANK_V1, render
 from toolret.llm.protocol import LLM, ChatMessage, structured_call
+from toolret.llm.steps import LLMSteps
 from toolret.results import ScoredTool, StagePath, TraceStep
 
 __all__ = [
@@ -302,6 +303,8 @@ class LLMReranker(_Stage):
     relative order after the ranked ones, and with ``drop_irrelevant`` the tools marked irrelevant
     are removed — but the list never shrinks below ``min_keep`` tools. Any failure (timeout,
     malformed output after ``retries``, no known id) keeps the original order (``fallback`` trace).
+    ``steps`` (``RetrievalConfig.llm_steps``) overrides ``retries``, may make a malformed answer
+    raise instead, and adds the deployment's selection instructions to the system prompt.
     """
 
     def __init__(
@@ -313,13 +316,15 @@ class LLMReranker(_Stage):
         drop_irrelevant: bool = True,
         min_keep: int = 1,
         retries: int = 1,
+        steps: LLMSteps | None = None,
     ) -> None:
         if mode not in ("listwise", "pointwise"):
             raise ConfigError(f"mode must be 'listwise' or 'pointwise', not {mode!r}")
         if top_n < 1 or min_keep < 0 or retries < 0:
             raise ConfigError(f"need top_n >= 1, min_keep >= 0, retries >= 0 (got {top_n}, {min_keep}, {retries})")
         self.llm, self.top_n, self.mode = llm, top_n, mode
-        self.drop_irrelevant, self.min_keep, self.retries = drop_irrelevant, min_keep, retries
+        self.steps = steps or LLMSteps()
+        self.drop_irrelevant, self.min_keep, self.retries = drop_irrelevant, min_keep, self.steps.retries_or(retries)
         self.template = RERANK_V1 if mode == "listwise" else RERANK_POINTWISE_V1
         self.schema: type[BaseModel] = ListwiseRanking if mode == "listwise" else PointwiseScores
         self.name = f"llm-{mode}:{getattr(llm, 'name', type(llm).__name__)}"
@@ -327,7 +332,7 @@ class LLMReranker(_Stage):
     def messages(self, query: str, head: Sequence[ScoredTool], docs: Mapping[str, ToolDoc]) -> list[ChatMessage]:
         """The prompt for ``head``: bounded, with the query and every card as data."""
         cards = [card_line(t.id, docs.get(t.id), t.name) for t in head]
-        return render(self.template, query=query[:MAX_QUERY_CHARS], tools=cards)
+        return self.steps.instructed(render(self.template, query=query[:MAX_QUERY_CHARS], tools=cards))
 
     def _skip(self, tools: list[ScoredTool], start: float) -> tuple[list[ScoredTool], TraceStep] | None:
         if len(tools[: self.top_n]) >= 2 or (self.drop_irrelevant and len(tools) > self.min_keep):
@@ -349,7 +354,8 @@ class LLMReranker(_Stage):
                 retries=self.retries,
             )
             return self._apply(tools, out, start)
-        except Exception as exc:  # reranking must never fail a search  # noqa: BLE001
+        except Exception as exc:  # reranking never fails a search, unless steps.on_malformed says so  # noqa: BLE001
+            self.steps.reraise(exc)
             return self._fallback(tools, exc, start)
 
     @staticmethod
