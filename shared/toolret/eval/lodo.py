@@ -14,9 +14,10 @@ how it follows query evidence, field weights, candidate depth, name boost, penal
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -362,8 +363,17 @@ HUB_WEIGHTS = (-0.6, -0.5, -0.4, -0.3, -0.2, -0.1, 0.0, 0.1, 0.2)
 AUTO_MARGINS = (0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5)
 
 
-def run_lodo(root: str, out: str, *, limit: int | None, seed: int = 0) -> dict[str, Any]:
-    """Extract (or load) every dev set's signals, run the folds, print and return the tables."""
+def run_lodo(
+    root: str, out: str, *, limit: int | None, seed: int = 0, model_for: Callable[[str], Any] | None = None
+) -> dict[str, Any]:
+    """Extract (or load) every dev set's signals, run the folds, print and return the tables.
+
+    ``model_for(dataset name)`` gives the embedding model to extract a set's signals with (default:
+    the default model for every set). With a trained embedder, pass the fold model that never saw
+    the set (:func:`toolret.training.benchmarks.fold_model_for`): every set's signals then come
+    from a model blind to it, and the fusion is re-chosen on top of that model. Its signals are
+    cached apart (``OUT/lodo-models``).
+    """
     from pathlib import Path
 
     from toolret.eval.scale import ComposedEmbedder
@@ -371,12 +381,14 @@ def run_lodo(root: str, out: str, *, limit: int | None, seed: int = 0) -> dict[s
     from toolret.eval.tables import format_table
     from toolret.index.embedding import resolve_embedder
 
-    cache = Path(out) / "lodo"
-    embedder = ComposedEmbedder(resolve_embedder(None), cache_path=cache / "embeddings.npz")
+    cache = Path(out) / ("lodo" if model_for is None else "lodo-models")
     folders = sorted(p for p in Path(root).iterdir() if (p / "tools.jsonl").is_file())
     sigs = []
     for folder in folders:
-        sigs.append(load_or_extract(folder, cache, embedder, limit=limit, seed=seed))
+        model = resolve_embedder(None if model_for is None else model_for(folder.name))
+        tag = "" if model_for is None else "-" + hashlib.sha1(model.name.encode()).hexdigest()[:8]
+        embedder = ComposedEmbedder(model, cache_path=cache / f"embeddings{tag}.npz")
+        sigs.append(load_or_extract(folder, cache / tag.strip("-") if tag else cache, embedder, limit=limit, seed=seed))
         embedder.save()
     default = default_setting("fast")
     settings = [default, *search_space(default)]

@@ -20,7 +20,16 @@ from typing import Any
 from toolret.training.pairs import TrainingPair, balance, pairs_from_bundles
 from toolret.training.trainer import TrainConfig
 
-__all__ = ["DEV_SETS", "FOLDS", "REGISTRY", "benchmark_pairs", "evaluate_model", "held_out_texts"]
+__all__ = [
+    "DEV_SETS",
+    "FOLDS",
+    "REGISTRY",
+    "benchmark_pairs",
+    "evaluate_model",
+    "fold_model_for",
+    "held_out_texts",
+    "run_fold",
+]
 
 logger = logging.getLogger("toolret")
 
@@ -150,3 +159,18 @@ def run_fold(
     record = {"fold": fold, "left_out": list(left_out), "train": result.model_dump(), "export": card, "scores": scores}
     done.write_text(json.dumps(record, indent=2))
     return record
+
+
+def fold_model_for(out: str | Path) -> Callable[[str], str]:
+    """``dev set name -> the model directory of the fold that left it out`` (for :func:`toolret.eval.lodo.run_lodo`)."""
+    fold_of = {name: fold for fold, sets in FOLDS.items() for name in sets}
+
+    def model_for(name: str) -> str:
+        path = Path(out) / fold_of[name] / "onnx"
+        if not (path / "model.onnx").is_file():
+            from toolret.errors import ConfigError
+
+            raise ConfigError(f"no fold model for {name!r} at {path}; run `toolret train --lodo --out {out}` first")
+        return str(path)
+
+    return model_for

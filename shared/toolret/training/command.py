@@ -37,6 +37,12 @@ def add_train_parser(verbs: Any) -> None:
     p.add_argument("--out", required=True, help="output folder (the model directory, or the fold table with --lodo)")
     p.add_argument("--lodo", action="store_true", help="with --benchmarks: train and score one fold per registry")
     p.add_argument("--folds", default=None, help="with --lodo: only these folds, comma-separated")
+    p.add_argument(
+        "--fusion",
+        action="store_true",
+        help="with --lodo: then re-choose the fusion defaults leaving one set out, each set's signals "
+        "extracted with the fold model that never saw it",
+    )
     p.add_argument("--epochs", type=float, default=None, help="passes over the data (default: the recipe's)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--max-steps", type=int, default=None, help="stop after this many steps (resume later)")
@@ -142,4 +148,9 @@ def _train_lodo(args: argparse.Namespace) -> int:
             return 0
         records.append(record)
     print(format_lodo(args.benchmarks, Path(args.out), records))
+    if args.fusion:
+        from toolret.eval.lodo import run_lodo
+        from toolret.training.benchmarks import EVAL_LIMIT, fold_model_for
+
+        run_lodo(args.benchmarks, args.out, limit=EVAL_LIMIT, model_for=fold_model_for(args.out))
     return 0
