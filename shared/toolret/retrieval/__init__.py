@@ -28,6 +28,7 @@ _EXPORTS = {
     "LLMCoverageJudge": "reflection",
     "LLMPlan": "llm_planning",
     "LLMReranker": "rerank",
+    "LOG_MIN_CHARS": "query_text",
     "ListwiseRanking": "rerank",
     "MAX_SUBTASKS": "planning",
     "MAX_TURNS": "conversation",
