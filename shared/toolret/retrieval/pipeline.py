@@ -37,6 +37,7 @@ from toolret.errors import QueryError
 from toolret.index.snapshot import Snapshot
 from toolret.results import ScoredTool, SearchResult, StagePath, TraceStep
 from toolret.retrieval.dependencies import keep_producers, resolve_dependencies
+from toolret.retrieval.language import language_step
 from toolret.retrieval.memory import HistorySnapshot
 from toolret.retrieval.plan_fusion import field_texts, fuse_rankings, plan_jobs, plan_query, scored
 from toolret.retrieval.planning import SubTask
@@ -109,6 +110,9 @@ def stage_plan(state: SearchState) -> None:
     """Plan the query (none, offline or LLM per ``config.planner``) and list the rankings to run."""
     if len(state.snap) == 0:
         return
+    step = language_step(state.query, state.embedder.name)  # a non-English query is said, not hidden
+    if step is not None:
+        state.trace.append(step)
     state.plan = plan_query(state)
     state.jobs = plan_jobs(state.query, state.plan)
 
