@@ -140,12 +140,27 @@ def _cmd_search(args: argparse.Namespace) -> int:
         [rank, _truncate(tool.id, 60), tool.score] + [tool.field_scores.get(f) for f in fields] + [tool.penalty]
         for rank, tool in enumerate(result.tools, start=1)
     ]
-    print(f"query: {args.query}")
+    print(f"query: {_shown_query(args.query, result.query)}")
     print(format_table(headers, rows) if rows else "(no tools found)")
     if result.trace:
         steps = ", ".join(f"{s.stage} {s.path} {s.ms:.1f} ms" for s in result.trace)
         print(f"trace: {steps} (total {result.total_ms:.1f} ms)")
+        for step in result.trace:
+            if step.stage in _QUERY_STAGES and step.note:
+                print(f"{step.stage}: {step.note}")
     return 0
+
+
+#: Trace steps about the query itself, whose notes ``toolret search`` prints.
+_QUERY_STAGES = ("query_text", "language")
+
+
+def _shown_query(typed: str, searched: str) -> str:
+    """What ``search`` shows of the query: as typed, or what was searched of a shortened one
+    (cut to 200 characters), never a pasted 20,000-character text echoed back."""
+    if searched == typed.strip():
+        return _truncate(searched, 200)
+    return f"{_truncate(searched, 200)}  [searched {len(searched):,} of {len(typed):,} characters]"
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:

@@ -167,6 +167,26 @@ def test_index_then_search_prints_a_table(dataset: Path, tmp_path: Path, capsys:
     assert lines[3].split()[:2] == ["1", "get_weather"]
 
 
+@pytest.mark.slow
+def test_search_shows_what_was_searched_of_a_pasted_log_not_the_20k_characters(
+    dataset: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    kb = tmp_path / "tools.kb"
+    assert main(["index", str(dataset / "tools.jsonl"), "--kb", str(kb)]) == 0
+    log = "\n".join(
+        f"2024-11-24T10:00:{i % 60:02d}Z WARN edge-{i} upstream latency={i}ms status=504" for i in range(400)
+    )
+    query = f"{log}\nwhat is the weather forecast in Paris"
+    capsys.readouterr()
+    assert main(["search", "--kb", str(kb), query, "-k", "2"]) == 0
+    out = capsys.readouterr().out
+    assert len(query) > 20_000 and len(out) < 2_000 and "status=504" not in out
+    first = out.splitlines()[0]
+    assert first == f"query: what is the weather forecast in Paris  [searched 37 of {len(query):,} characters]"
+    assert out.splitlines()[3].split()[:2] == ["1", "get_weather"]
+    assert "query_text: query shortened from" in out and "dropped 400 log-like line(s)" in out
+
+
 def test_search_on_a_missing_kb_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["search", "--kb", str(tmp_path / "none.kb"), "weather"]) == 2
     assert "no toolret knowledge base" in capsys.readouterr().err

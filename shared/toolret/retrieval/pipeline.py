@@ -37,6 +37,7 @@ from toolret.errors import QueryError
 from toolret.index.snapshot import Snapshot
 from toolret.results import ScoredTool, SearchResult, StagePath, TraceStep
 from toolret.retrieval.dependencies import keep_producers, resolve_dependencies
+from toolret.retrieval.language import language_step
 from toolret.retrieval.memory import HistorySnapshot
 from toolret.retrieval.plan_fusion import field_texts, fuse_rankings, plan_jobs, plan_query, scored
 from toolret.retrieval.planning import SubTask
@@ -109,6 +110,9 @@ def stage_plan(state: SearchState) -> None:
     """Plan the query (none, offline or LLM per ``config.planner``) and list the rankings to run."""
     if len(state.snap) == 0:
         return
+    step = language_step(state.query, state.embedder.name)  # a non-English query is said, not hidden
+    if step is not None:
+        state.trace.append(step)
     state.plan = plan_query(state)
     state.jobs = plan_jobs(state.query, state.plan)
 
@@ -134,30 +138,28 @@ def stage_retrieve(state: SearchState) -> None:
         note=f"{len(texts)} text(s), {state.embedder.name}",
     )
     vec_of = {text: vectors[i] for i, text in enumerate(texts)}
-    start = time.perf_counter()
-    state.rankings = [
-        rank_query(
-            snap,
-            job.text,
-            vec_of[job.text],
-            config,
-            {f: (t, vec_of[t]) for f, t in ft.items()} or None,
-            _history_for(snap, state.memory, vec_of[job.text], config),
-        )
-        for job, ft in zip(state.jobs, texts_of)
-    ]
-    elapsed = (time.perf_counter() - start) * 1000
+    timings: dict[str, float] = {}  # each stage's own measured time, summed over the rankings
+    state.rankings = []
+    for job, ft in zip(state.jobs, texts_of):
+        start = time.perf_counter()
+        history = _history_for(snap, state.memory, vec_of[job.text], config)  # part of the candidate pool
+        timings["candidates"] = timings.get("candidates", 0.0) + (time.perf_counter() - start) * 1000
+        fields = {f: (t, vec_of[t]) for f, t in ft.items()} or None
+        state.rankings.append(rank_query(snap, job.text, vec_of[job.text], config, fields, history, timings))
     state.trace.append(
         TraceStep(
             stage="candidates",
             path="offline",
-            ms=elapsed / 2,
+            ms=timings.get("candidates", 0.0),
             note=f"{max(r[1] for r in state.rankings)} of {len(snap)} tools, {len(state.jobs)} ranking(s)",
         )
     )
     state.trace.append(
         TraceStep(
-            stage="mftr", path="offline", ms=elapsed / 2, note=f"{state.rankings[0][2]} argument value(s) spotted"
+            stage="mftr",
+            path="offline",
+            ms=timings.get("mftr", 0.0),
+            note=f"{state.rankings[0][2]} argument value(s) spotted",
         )
     )
 

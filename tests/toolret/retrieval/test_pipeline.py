@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import time
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -199,3 +202,34 @@ async def test_a_per_search_llm_is_used_without_changing_the_knowledge_base(kb):
     again = ScriptedLLM(replies)
     result = await kb.asearch("wether in lisbon tmrw n sushi for dinner", k=2, config="full", llm=again)
     assert {s.stage: s.path for s in result.trace}["plan"] == "llm" and len(again.calls) == 3
+
+
+_SLOW_S = 0.1
+
+
+def _slowed(fn: Callable[..., Any]) -> Callable[..., Any]:
+    def slow(*args: Any, **kwargs: Any) -> Any:
+        time.sleep(_SLOW_S)
+        return fn(*args, **kwargs)
+
+    return slow
+
+
+@pytest.mark.parametrize(
+    ("slowed", "stage", "other"),
+    [("dense_search", "candidates", "mftr"), ("spot_arguments", "mftr", "candidates")],
+)
+def test_each_stage_reports_its_own_measured_time_not_a_share(kb, monkeypatch, slowed, stage, other):
+    from toolret.retrieval import ranking
+
+    monkeypatch.setattr(ranking, slowed, _slowed(getattr(ranking, slowed)))
+    steps = {s.stage: s for s in kb.search("weather in Lisbon", k=2).trace}
+    assert steps[stage].ms >= _SLOW_S * 1000 > 2 * steps[other].ms, (steps[stage].ms, steps[other].ms)
+
+
+def test_the_query_text_step_reports_its_measured_time(kb, monkeypatch):
+    from toolret.retrieval import query_text
+
+    monkeypatch.setattr(query_text, "clean_query", _slowed(query_text.clean_query))
+    step = kb.search("weather in Lisbon " + "QUJD" * 40, k=2).trace[0]
+    assert step.stage == "query_text" and step.ms >= _SLOW_S * 1000

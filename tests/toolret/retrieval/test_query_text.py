@@ -87,3 +87,90 @@ def test_knowledge_base_searches_an_18k_request_and_traces_the_cut(embedder) -> 
     result = kb.search(request, k=1)
     assert result.ids == ["convert_pdf"]
     assert result.trace[0].stage == "query_text" and "dropped" in result.trace[0].note
+
+
+_ASK = "restart the checkout service in prod"
+_OPS_TOOLS = [
+    {"name": "restart_service", "description": "Restart a running service in an environment (prod, staging)."},
+    {"name": "get_logs", "description": "Fetch recent log lines of a service."},
+    {"name": "scale_service", "description": "Change the number of replicas of a service."},
+    {"name": "rollback_deployment", "description": "Roll a service back to its previous release."},
+    {"name": "create_incident", "description": "Open an incident ticket for an outage."},
+    {"name": "get_order", "description": "Look up an order by id."},
+    {"name": "refund_payment", "description": "Refund a payment for an order."},
+    {"name": "checkout_cart", "description": "Check out a shopping cart and place the order."},
+    {"name": "flush_cache", "description": "Flush the cache of a service."},
+    {"name": "get_weather", "description": "Current weather for a city."},
+]
+
+
+def _log_lines(chars: int) -> list[str]:
+    """Checkout-service log lines without a sentence break, ``chars`` characters in all."""
+    lines: list[str] = []
+    while sum(map(len, lines)) < chars:
+        i = len(lines)
+        lines.append(
+            f"2024-11-24T10:{i % 60:02d}:{(7 * i) % 60:02d}Z ERROR checkout-api pod=checkout-7f9c "
+            f"order_id={1000 + 37 * i} payment gateway timeout after {100 + 53 * i}ms cart={i % 97} retrying"
+        )
+    return lines
+
+
+@pytest.mark.parametrize(
+    "where",
+    ["after the log", "before the log", "in the middle of the log", "on the log's last line"],
+)
+def test_a_request_pasted_with_20k_characters_of_log_is_what_is_searched(make_kb, where: str) -> None:
+    lines = _log_lines(20_000)
+    request = {
+        "after the log": "\n".join([*lines, _ASK]),
+        "before the log": "\n".join([_ASK, *lines]),
+        "in the middle of the log": "\n".join([*lines[:80], _ASK, *lines[80:]]),
+        "on the log's last line": " ".join([*lines, _ASK]),
+    }[where]
+    assert len(request) > 20_000
+    result = make_kb(_OPS_TOOLS).search(request, k=5)
+    assert "restart_service" in result.ids, result.ids
+    assert _ASK in result.query and len(result.query) < 100
+    step = result.trace[0]
+    assert step.stage == "query_text" and "log-like line(s)" in step.note, step.note
+
+
+@pytest.mark.parametrize(
+    "paste",
+    [
+        "Traceback (most recent call last):\n"
+        + "".join(
+            f'  File "/app/mod{i}.py", line {i + 3}, in handler_{i}\n    out = client.call(p, timeout={i})\n'
+            for i in range(80)
+        ),
+        "\n".join(
+            [
+                "[",
+                *(f'  {{"id": {i}, "sku": "SKU-{i}", "name": "blue shirt", "qty": {i % 5}}},' for i in range(120)),
+                "]",
+            ]
+        ),
+        "NAME READY STATUS RESTARTS AGE\n"
+        + "".join(f"checkout-7f9c{i:03d} 0/1 CrashLoopBackOff {i % 50} {i % 9}h\n" for i in range(150)),
+    ],
+    ids=["traceback", "json", "kubectl"],
+)
+def test_a_log_trace_or_data_paste_is_dropped_and_said_even_within_the_limit(paste: str) -> None:
+    assert 1_000 < len(paste) < 8_000
+    text = informative_query(f"{paste}\n{_ASK}", 8_000)
+    assert text.text.endswith(_ASK) and len(text.text) < 80
+    assert "log-like line(s)" in text.note and f"from {len(paste) + len(_ASK) + 1} to" in text.note
+
+
+def test_sentences_with_numbers_are_not_a_log() -> None:
+    numbers = ", ".join(str(i % 97) for i in range(600))
+    query = f"You are given two sets of data, the first set is [{numbers}]. Can you create two histograms from them?"
+    assert informative_query(query, 8_000).text == query  # one written line, within the limit: as it is
+
+
+def test_a_text_that_is_only_a_log_keeps_its_head_and_last_line() -> None:
+    lines = _log_lines(20_000)
+    text = informative_query("\n".join(lines), 8_000)
+    assert text.text.startswith(lines[0]) and text.text.endswith(lines[-1]) and len(text.text) <= 8_000
+    assert "log-like" not in text.note and "kept the first" in text.note
