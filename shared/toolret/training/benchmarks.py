@@ -50,7 +50,12 @@ EVAL_LIMIT = 500
 
 
 def benchmark_pairs(
-    root: str | Path, sets: Sequence[str] = DEV_SETS, *, cap: int = DEFAULT_CAP, seed: int = 0
+    root: str | Path,
+    sets: Sequence[str] = DEV_SETS,
+    *,
+    cap: int = DEFAULT_CAP,
+    seed: int = 0,
+    field_weights: dict[str, float] | None = None,
 ) -> list[TrainingPair]:
     """Balanced (request, tool) pairs from the dev sets named, read from ``root``.
 
@@ -64,7 +69,8 @@ def benchmark_pairs(
     for name in sets:
         ds = load_dataset(Path(root) / name)
         tools = {d.id: d for d in ds.tool_docs()}
-        pairs = pairs_from_bundles(REGISTRY[name], tools, [(q.query, q.relevant) for q in ds.queries])
+        bundles = [(q.query, q.relevant) for q in ds.queries]
+        pairs = pairs_from_bundles(REGISTRY[name], tools, bundles, field_weights=field_weights, seed=seed)
         for p in pairs:
             target = multi if len(p.relevant) > 1 else by_registry
             target.setdefault(p.registry, []).append(p)
@@ -74,6 +80,15 @@ def benchmark_pairs(
         rest = balance(by_registry.get(registry, []), cap - len(kept), seed) if cap > len(kept) else []
         out.extend(kept + rest)
     return out
+
+
+def training_fields(config: TrainConfig) -> dict[str, float] | None:
+    """The field weights documents are drawn with: the default search's, when ``config.all_fields``."""
+    if not config.all_fields:
+        return None
+    from toolret.config import RetrievalConfig
+
+    return RetrievalConfig.preset("fast").field_weights.as_dict()
 
 
 def held_out_texts(root: str | Path, sets: Sequence[str], n: int = 200) -> list[str]:
@@ -140,33 +155,44 @@ def run_fold(
     """
     from toolret.index.onnx_embedding import OnnxEmbedder
     from toolret.training.export import export_onnx_int8
-    from toolret.training.trainer import train
+    from toolret.training.trainer import blend_with_base, train
 
     folder = Path(out) / fold
-    done = folder / "result.json"
+    tag = "" if config.keep == 1 else f"-keep{config.keep:g}"
+    done = folder / f"result{tag}.json"
     if done.is_file():
         return dict(json.loads(done.read_text()))
     left_out = FOLDS[fold]
     train_sets = [s for s in DEV_SETS if s not in left_out]
-    pairs = benchmark_pairs(root, train_sets, cap=cap, seed=config.seed)
+    pairs = benchmark_pairs(root, train_sets, cap=cap, seed=config.seed, field_weights=training_fields(config))
     result = train(pairs, folder, config, max_steps=max_steps, on_step=on_step)
     if not result.finished:
         return None
+    model_dir = Path(result.model_dir)
+    if config.keep < 1:
+        model_dir = blend_with_base(model_dir, config.keep, folder / f"model{tag}")
     card = export_onnx_int8(
-        result.model_dir, folder / "onnx", name=f"fold-{fold}", check_texts=held_out_texts(root, train_sets)
+        model_dir, folder / f"onnx{tag}", name=f"fold-{fold}{tag}", check_texts=held_out_texts(root, train_sets)
     )
-    scores = evaluate_model(root, left_out, OnnxEmbedder(model_dir=folder / "onnx"))
-    record = {"fold": fold, "left_out": list(left_out), "train": result.model_dump(), "export": card, "scores": scores}
+    scores = evaluate_model(root, left_out, OnnxEmbedder(model_dir=folder / f"onnx{tag}"))
+    record = {
+        "fold": fold,
+        "left_out": list(left_out),
+        "keep": config.keep,
+        "train": result.model_dump(),
+        "export": card,
+        "scores": scores,
+    }
     done.write_text(json.dumps(record, indent=2))
     return record
 
 
-def fold_model_for(out: str | Path) -> Callable[[str], str]:
+def fold_model_for(out: str | Path, keep: float = 1.0) -> Callable[[str], str]:
     """``dev set name -> the model directory of the fold that left it out`` (for :func:`toolret.eval.lodo.run_lodo`)."""
     fold_of = {name: fold for fold, sets in FOLDS.items() for name in sets}
 
     def model_for(name: str) -> str:
-        path = Path(out) / fold_of[name] / "onnx"
+        path = Path(out) / fold_of[name] / ("onnx" if keep == 1 else f"onnx-keep{keep:g}")
         if not (path / "model.onnx").is_file():
             from toolret.errors import ConfigError
 

@@ -45,6 +45,15 @@ def add_train_parser(verbs: Any) -> None:
     )
     p.add_argument("--epochs", type=float, default=None, help="passes over the data (default: the recipe's)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--all-fields",
+        action="store_true",
+        default=None,
+        help="documents from every indexed field, not only the description",
+    )
+    p.add_argument(
+        "--keep", type=float, default=None, help="share of the fine-tuned weights kept (rest: the base model's)"
+    )
     p.add_argument("--max-steps", type=int, default=None, help="stop after this many steps (resume later)")
     p.set_defaults(run=_cmd_train)
 
@@ -60,6 +69,10 @@ def _config(args: argparse.Namespace) -> Any:
     overrides: dict[str, Any] = {"seed": args.seed}
     if args.epochs is not None:
         overrides["epochs"] = args.epochs
+    if args.keep is not None:
+        overrides["keep"] = args.keep
+    if args.all_fields:
+        overrides["all_fields"] = True
     return TrainConfig(**overrides)
 
 
@@ -88,10 +101,10 @@ def _cmd_train(args: argparse.Namespace) -> int:
 
 
 def _train_kb(args: argparse.Namespace) -> int:
-    from toolret import ToolKnowledgeBase
+    from toolret import RetrievalConfig, ToolKnowledgeBase
     from toolret.training.export import export_onnx_int8
     from toolret.training.pairs import pairs_from_bundles
-    from toolret.training.trainer import train
+    from toolret.training.trainer import blend_with_base, train
 
     kb = ToolKnowledgeBase.load(args.kb)
     try:
@@ -104,17 +117,20 @@ def _train_kb(args: argparse.Namespace) -> int:
                 f"{args.kb} has no recorded pairs: record what the agent used with kb.record(query, tool_ids) "
                 "or give labelled pairs with --pairs"
             )
-        pairs = pairs_from_bundles("kb", tools, bundles)
+        fields = RetrievalConfig.preset("fast").field_weights.as_dict() if _config(args).all_fields else None
+        pairs = pairs_from_bundles("kb", tools, bundles, field_weights=fields, seed=args.seed)
     finally:
         kb.close()
     out = Path(args.out)
-    result = train(pairs, out / "training", _config(args), max_steps=args.max_steps, on_step=_progress)
+    config = _config(args)
+    result = train(pairs, out / "training", config, max_steps=args.max_steps, on_step=_progress)
     if not result.finished:
         print(f"stopped at step {result.steps}; run the same command again to resume")
         return 0
-    card = export_onnx_int8(
-        result.model_dir, out, name=str(out.resolve()), check_texts=[p.document for p in pairs][:200]
-    )
+    model_dir = Path(result.model_dir)
+    if config.keep < 1:
+        model_dir = blend_with_base(model_dir, config.keep, out / "training" / "blended")
+    card = export_onnx_int8(model_dir, out, name=str(out.resolve()), check_texts=[p.document for p in pairs][:200])
     print(f"trained on {len(pairs)} pairs in {result.seconds:.0f} s; model directory {out}")
     print(f"int8 cosine to fp32: {card['int8_cosine_to_fp32']}; use it with --embedder {out}")
     return 0
@@ -147,10 +163,11 @@ def _train_lodo(args: argparse.Namespace) -> int:
             print(f"fold {fold} stopped before the end of training; run the same command again to resume")
             return 0
         records.append(record)
-    print(format_lodo(args.benchmarks, Path(args.out), records))
+    print(format_lodo(args.benchmarks, Path(args.out), records, tag=_config(args).keep))
     if args.fusion:
         from toolret.eval.lodo import run_lodo
         from toolret.training.benchmarks import EVAL_LIMIT, fold_model_for
 
-        run_lodo(args.benchmarks, args.out, limit=EVAL_LIMIT, model_for=fold_model_for(args.out))
+        keep = _config(args).keep
+        run_lodo(args.benchmarks, args.out, limit=EVAL_LIMIT, model_for=fold_model_for(args.out, keep))
     return 0

@@ -46,7 +46,7 @@ def _cell(scores: dict[str, float]) -> str:
     return f"{scores['recall@5']:.3f} / {scores['ndcg@10']:.3f} / {scores['tracc']:.3f}"
 
 
-def format_lodo(root: str | Path, out: Path, records: Sequence[dict[str, Any]]) -> str:
+def format_lodo(root: str | Path, out: Path, records: Sequence[dict[str, Any]], *, tag: float = 1.0) -> str:
     """Markdown table (R@5 / NDCG@10 / TRACC k=auto; stock -> trained; fast and balanced) and the verdict."""
     rows = lodo_rows(root, out, records)
     lines = [
@@ -74,6 +74,7 @@ def format_lodo(root: str | Path, out: Path, records: Sequence[dict[str, Any]]) 
             f"rule (no set below -{MAX_LOSS}, mean gains): {'met' if ok else 'NOT met'}"
         )
     text = "\n".join(lines)
-    (out / "lodo.md").write_text(text + "\n")
-    (out / "lodo.json").write_text(json.dumps(rows, indent=2))
+    suffix = "" if tag == 1 else f"-keep{tag:g}"
+    (out / f"lodo{suffix}.md").write_text(text + "\n")
+    (out / f"lodo{suffix}.json").write_text(json.dumps(rows, indent=2))
     return text

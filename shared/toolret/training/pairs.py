@@ -47,18 +47,29 @@ class TrainingPair:
     relevant: frozenset[str]
 
 
-def document_text(doc: ToolDoc) -> str:
-    """The tool's description field as the knowledge base indexes it (offline profile applied)."""
+def document_text(doc: ToolDoc, field: str = "description") -> str:
+    """One field of the tool as the knowledge base indexes it (offline profile applied)."""
     from toolret.index.expansion import expand_offline
 
-    return expand_offline(doc).field_text("description")[:MAX_DOC_CHARS]
+    return expand_offline(doc).field_text(field)[:MAX_DOC_CHARS]  # type: ignore[arg-type]
 
 
 def pairs_from_bundles(
-    registry: str, tools: Mapping[str, ToolDoc], bundles: Iterable[tuple[str, Sequence[str]]]
+    registry: str,
+    tools: Mapping[str, ToolDoc],
+    bundles: Iterable[tuple[str, Sequence[str]]],
+    *,
+    field_weights: Mapping[str, float] | None = None,
+    seed: int = 0,
 ) -> list[TrainingPair]:
-    """One pair per (request, relevant tool) of each bundle; a tool id not in ``tools`` is an error naming it."""
-    texts: dict[str, str] = {}
+    """One pair per (request, relevant tool) of each bundle; a tool id not in ``tools`` is an error naming it.
+
+    The document is the ``description`` field, or with ``field_weights`` one of the tool's
+    non-empty index fields drawn with those weights (seeded per pair): the engine embeds every
+    field with the same model, so a model trained on descriptions alone is a stranger to the
+    parameter and profile texts it also has to embed.
+    """
+    texts: dict[tuple[str, str], str] = {}
     pairs: list[TrainingPair] = []
     for query, ids in bundles:
         relevant = frozenset(ids)
@@ -66,9 +77,18 @@ def pairs_from_bundles(
             doc = tools.get(tool_id)
             if doc is None:
                 raise DatasetError(f"registry {registry!r}: request {query[:60]!r} names unknown tool {tool_id!r}")
-            if tool_id not in texts:
-                texts[tool_id] = document_text(doc)
-            pairs.append(TrainingPair(registry, query, tool_id, doc.name, texts[tool_id], relevant))
+            field = "description"
+            if field_weights:
+                for name in field_weights:
+                    if (tool_id, name) not in texts:
+                        texts[tool_id, name] = document_text(doc, name)
+                present = [(n, w) for n, w in field_weights.items() if w > 0 and texts[tool_id, n].strip()]
+                if present:
+                    rng = random.Random(f"{seed}:{registry}:{query}:{tool_id}")
+                    field = rng.choices([n for n, _ in present], weights=[w for _, w in present])[0]
+            if (tool_id, field) not in texts:
+                texts[tool_id, field] = document_text(doc, field)
+            pairs.append(TrainingPair(registry, query, tool_id, doc.name, texts[tool_id, field], relevant))
     return pairs
 
 

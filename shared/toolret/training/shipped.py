@@ -33,15 +33,18 @@ def build_shipped(
     on_step: Callable[[int, int, float], None] | None = None,
 ) -> dict[str, Any] | None:
     """Train on all dev sets and export to ``out``; the card's dict, or None while training is unfinished."""
-    from toolret.training.benchmarks import DEV_SETS, benchmark_pairs, held_out_texts
+    from toolret.training.benchmarks import DEV_SETS, benchmark_pairs, held_out_texts, training_fields
     from toolret.training.export import MODEL_CARD_FILE, export_onnx_int8
-    from toolret.training.trainer import train
+    from toolret.training.trainer import blend_with_base, train
 
-    pairs = benchmark_pairs(root, DEV_SETS, seed=config.seed)
+    pairs = benchmark_pairs(root, DEV_SETS, seed=config.seed, field_weights=training_fields(config))
     result = train(pairs, Path(work), config, max_steps=max_steps, on_step=on_step)
     if not result.finished:
         return None
-    card = export_onnx_int8(result.model_dir, out, name=SHIPPED_NAME, check_texts=held_out_texts(root, DEV_SETS))
+    model_dir = Path(result.model_dir)
+    if config.keep < 1:
+        model_dir = blend_with_base(model_dir, config.keep, Path(work) / "blended")
+    card = export_onnx_int8(model_dir, out, name=SHIPPED_NAME, check_texts=held_out_texts(root, DEV_SETS))
     card["recipe"] = config.model_dump(exclude={"threads", "save_every"})
     card["pairs_per_registry"] = dict(sorted(collections.Counter(p.registry for p in pairs).items()))
     card["training"] = {

@@ -34,7 +34,7 @@ from toolret.errors import ConfigError, MissingDependencyError
 from toolret.training.batches import plan_batches
 from toolret.training.pairs import TrainingPair
 
-__all__ = ["TrainConfig", "TrainResult", "base_model_dir", "train"]
+__all__ = ["TrainConfig", "TrainResult", "base_model_dir", "blend_with_base", "train"]
 
 logger = logging.getLogger("toolret")
 
@@ -57,10 +57,22 @@ class TrainConfig(BaseModel):
     seed: int = 0
     threads: int = Field(default=2, ge=1, description="torch CPU threads.")
     save_every: int = Field(default=25, ge=1, description="Steps between checkpoints.")
+    all_fields: bool = Field(
+        default=False,
+        description="Documents drawn from every indexed field with the search's field weights, not only "
+        "the description (toolret.training.pairs.pairs_from_bundles).",
+    )
+    keep: float = Field(
+        default=1.0,
+        gt=0,
+        le=1,
+        description="Share of the fine-tuned weights in the exported model; the rest is the base model's "
+        "(WiSE-FT weight interpolation, :func:`blend_with_base`). Applied after training.",
+    )
 
     def fingerprint(self, pairs: Sequence[TrainingPair], base: str) -> str:
         """Hash of the settings, the base model and the pairs: a checkpoint resumes only the same run."""
-        h = hashlib.sha256(self.model_dump_json(exclude={"threads", "save_every"}).encode())
+        h = hashlib.sha256(self.model_dump_json(exclude={"threads", "save_every", "keep"}).encode())
         h.update(base.encode())
         for p in pairs:
             h.update(f"{p.registry}\x1f{p.query}\x1f{p.tool_id}\x1f{p.document}\x1e".encode())
@@ -244,3 +256,25 @@ def _save_checkpoint(
         ckpt.rename(old)
     tmp.rename(ckpt)
     shutil.rmtree(old, ignore_errors=True)
+
+
+def blend_with_base(model_dir: str | Path, keep: float, out_dir: str | Path, *, base: str | Path | None = None) -> Path:
+    """Write ``keep * fine-tuned + (1 - keep) * base`` weights to ``out_dir`` (WiSE-FT; Wortsman et al. 2022).
+
+    Interpolating a fine-tuned model's weights with its starting point keeps most of what it
+    learned on the training distribution and loses less on others; the share is chosen leaving
+    one registry out (docs/models.md). ``keep=1`` copies the fine-tuned model.
+    """
+    torch, transformers = _imports()
+    base_dir = Path(base) if base is not None else base_model_dir()
+    tuned = transformers.AutoModel.from_pretrained(str(model_dir))
+    if keep < 1:
+        start = transformers.AutoModel.from_pretrained(str(base_dir)).state_dict()
+        mixed = {
+            k: (keep * v + (1 - keep) * start[k]) if v.is_floating_point() else v for k, v in tuned.state_dict().items()
+        }
+        tuned.load_state_dict(mixed)
+    out = Path(out_dir)
+    tuned.save_pretrained(str(out))
+    shutil.copy(Path(model_dir) / "tokenizer.json", out / "tokenizer.json")
+    return out
