@@ -54,6 +54,7 @@ from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import InjectedStore, ToolNode, tools_condition
 from langgraph.types import Command
 
+from langchain_toolret.binding import ToolDefinitions
 from langchain_toolret.index import ToolIndex
 from toolret import ConfigError, RetrievalConfig, ToolKnowledgeBase, validate_k
 
@@ -120,6 +121,7 @@ def create_agent(
     ]
     custom = retrieve_tools_function is not None or retrieve_tools_coroutine is not None
     index: list[ToolIndex] = []
+    definitions = ToolDefinitions()  # a tool that cannot be bound is left out with a warning, not the turn
 
     def _index() -> ToolIndex:  # built on first use, so building the graph stays cheap
         if not index:
@@ -136,7 +138,7 @@ def create_agent(
         return Command(update={"messages": [message], "selected_tool_ids": ids})
 
     def _default(query: str) -> list[str]:
-        result = _index().search(query, limit)
+        result = _index().fit(_index().search(query, limit))  # never offers a tool that cannot be bound
         return [t.name for t in result.tools if min_score is None or t.score >= min_score]
 
     store_arg = _store_arg(retrieve_tools_function or retrieve_tools_coroutine)
@@ -181,7 +183,7 @@ def create_agent(
 
     def _bound(state: dict[str, Any]) -> Any:
         selected = [tools[i] for i in state.get("selected_tool_ids") or [] if i in tools]
-        return llm.bind_tools([retriever, *selected])
+        return llm.bind_tools(definitions.bindable([retriever, *selected], "bigtool agent"))
 
     def call_model(state: dict[str, Any]) -> dict[str, Any]:
         return {"messages": [_bound(state).invoke(state["messages"])]}

@@ -172,6 +172,7 @@ def build_tool_retrieval_graph(
         result = index.finish(finish_search(_search(state)), k)
         if not state.get("query") and query_builder is None:
             result = index.follow_up(list(state.get("messages") or []), result, k)
+        result = index.fit(result)  # a tool that cannot be bound is left out, with a warning and a trace step
         names = [t.name for t in result.tools]
         return {
             "selected_tools": list(dict.fromkeys([*fixed, *names])),

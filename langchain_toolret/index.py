@@ -32,19 +32,21 @@ import asyncio
 import logging
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from langchain_core.messages import BaseMessage
 from langchain_core.tools import BaseTool
 
+from langchain_toolret.binding import ToolDefinitions
 from langchain_toolret.conversation import conversation_query, earlier_turns
 from langchain_toolret.llm import as_toolret_llm
 from langchain_toolret.tool_docs import tolerant_docs
-from toolret import K, KnowledgeBaseError, RetrievalConfig, SearchResult, ToolKnowledgeBase
+from toolret import K, KnowledgeBaseError, RetrievalConfig, ScoredTool, SearchResult, ToolKnowledgeBase
 from toolret.index.live_tools import LiveTools
 from toolret.index.persistence import registry_hash
 from toolret.retrieval.conversation import as_chat_history
+from toolret.retrieval.definitions import fit_definitions
 from toolret.retrieval.follow_up import add_context
 from toolret.retrieval.pipeline import SearchState
 
@@ -97,6 +99,8 @@ class ToolIndex:
         self.unindexed: dict[str, BaseTool] = {}
         #: Tools of the knowledge base the agent does not have (searched past, never returned).
         self.foreign: frozenset[str] = frozenset()
+        #: Each tool's definition as ``bind_tools`` sends it (:mod:`langchain_toolret.binding`).
+        self.definitions = ToolDefinitions()
         self._identity: tuple[int, ...] | None = None
         self._content: str | None = None
         self._lock = threading.Lock()
@@ -113,7 +117,7 @@ class ToolIndex:
                 return source
             view = cls(source.kb, config=config or source.config, llm=llm if llm is not None else source.llm)
             view.owned, view.live_tools, view.unindexed = source.owned, source.live_tools, source.unindexed
-            view.foreign = source.foreign
+            view.foreign, view.definitions = source.foreign, source.definitions
             return view
         if isinstance(source, ToolKnowledgeBase):
             return cls(source, config=config, llm=llm)
@@ -314,6 +318,29 @@ class ToolIndex:
         return add_context(
             query, own, as_chat_history(earlier), k, lambda context: self.search(context, k, conversation=earlier)
         )
+
+    def fit(
+        self,
+        result: SearchResult,
+        token_budget: int | None = None,
+        *,
+        present: Callable[[BaseTool], BaseTool] | None = None,
+        always: Sequence[BaseTool] = (),
+    ) -> SearchResult:
+        """``result`` as it can be bound: the engine's rule
+        (:func:`toolret.retrieval.definitions.fit_definitions`) on each tool's definition as
+        ``bind_tools`` will send it. ``present`` maps a live tool to what is bound (its condensed
+        copy); ``always`` are the tools sent with every selection (counted first under a budget)."""
+
+        def bound(tool: BaseTool) -> BaseTool:
+            return present(tool) if present is not None else tool
+
+        def definition(scored: ScoredTool) -> Any:
+            tool = self.live_tools.get(scored.id) or self.live_tools.by_name(scored.name)
+            return self.kb.get(scored.id).definition() if tool is None else self.definitions(bound(tool))
+
+        sent = [d for t in always if (d := self.definitions.safe(bound(t))) is not None]
+        return fit_definitions(result, definition, token_budget, always=sent)
 
     def select(self, query: str, k: K = 5) -> list[BaseTool]:
         """The live tools that best serve ``query``."""

@@ -17,7 +17,10 @@ retrieves for the conversation. Compared with LangChain's ``LLMToolSelectorMiddl
 * ``always_include`` tools are always offered; ``search_tool=True`` adds a ``search_tools``
   tool the model can call to widen its set for the rest of the turn;
 * one bad tool (a 100,000-character description, a schema that does not convert) is indexed
-  shortened or by name, with a warning naming it; it never switches selection off;
+  shortened or by name, with a warning naming it; it never switches selection off, and a tool
+  that cannot be bound (``bind_tools`` would raise) is left out of the call with a warning
+  naming it, the trace's ``definitions`` step too, instead of ending the turn;
+* ``token_budget=`` keeps the turn's tool definitions within that many tokens;
 * a failing selector never breaks the agent: it logs and offers the ``fallback`` set, at most
   ``tool_limit`` tools (128, the provider limit);
 * every selection is a child run named ``ToolSelectionMiddleware`` in LangSmith / callbacks,
@@ -104,6 +107,10 @@ class ToolSelectionMiddleware(NarrowingMiddleware):
             :func:`toolret.cards.card.agent_description` instead of their raw descriptions (the
             ``always_include`` tools too: they are sent on every call, so they save the most;
             the ``search_tools`` tool keeps its own). The tools you passed are not modified.
+        token_budget: tokens the turn's tool definitions may take, as they are bound (condensed
+            or not; the ``always_include`` and ``search_tools`` tools counted first): the best
+            selected tools that fit (:mod:`toolret.retrieval.definitions`; the ``definitions``
+            trace step gives the tokens used and the counter). Works with ``k="auto"``.
 
     Example::
 
@@ -134,6 +141,7 @@ class ToolSelectionMiddleware(NarrowingMiddleware):
         system_prompt: str | None = None,
         max_retries: int | None = None,
         on_parsing_failure: OnParsingFailure | None = None,
+        token_budget: int | None = None,
     ) -> None:
         limit = None if max_tools is _UNSET else ("auto" if max_tools is None else max_tools)
         if k is not None and limit is not None and k != limit:
@@ -162,6 +170,7 @@ class ToolSelectionMiddleware(NarrowingMiddleware):
             fallback=fallback,
             condensed_descriptions=condensed_descriptions,
             tool_limit=tool_limit,
+            token_budget=token_budget,
         )
         self.k: K = k
         self.query_builder = query_builder

@@ -11,6 +11,7 @@ the configured fallback, because a selector must never break the agent.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -33,6 +34,7 @@ from langchain_toolret.index import ToolIndex
 from langchain_toolret.options import selection_record
 from langchain_toolret.search_tool import DEFAULT_SEARCH_TOOL_NAME, create_search_tool
 from toolret import K, KnowledgeBaseError, RetrievalConfig, SearchResult, ToolKnowledgeBase
+from toolret.retrieval.definitions import validate_budget
 
 __all__ = ["DEFAULT_TOOL_LIMIT", "Fallback", "NarrowingMiddleware", "Step"]
 
@@ -76,6 +78,7 @@ class NarrowingMiddleware(AgentMiddleware[Any, Any, Any]):
         condensed_descriptions: bool = False,
         tool_limit: int = DEFAULT_TOOL_LIMIT,
         search_min_score: float | None = None,
+        token_budget: int | None = None,
     ) -> None:
         super().__init__()
         if isinstance(fallback, str) and fallback not in ("all", "always_include"):
@@ -87,6 +90,8 @@ class NarrowingMiddleware(AgentMiddleware[Any, Any, Any]):
         self.fallback = fallback
         #: Most tools one model call is sent (the provider's limit), the fallback included.
         self.tool_limit = tool_limit
+        #: Tokens the selected tools' definitions may take, the fixed tools' included (None: no budget).
+        self.token_budget = validate_budget(token_budget)
         self.search_tool_name: str | None = None
         if search_tool:
             self.search_tool_name = search_tool if isinstance(search_tool, str) else DEFAULT_SEARCH_TOOL_NAME
@@ -192,14 +197,26 @@ class NarrowingMiddleware(AgentMiddleware[Any, Any, Any]):
             tools=self._capped([t for t in request.tools if not isinstance(t, BaseTool) or t.name in keep])
         )
 
-    def _condense(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
-        """With ``condensed_descriptions``: the offered tools as copies carrying their condensed text."""
-        if self.condensed is None:
-            return request
-        try:
-            return request.override(tools=self.condensed.tools(request.tools))
-        except Exception:  # noqa: BLE001 - never break the agent over a description
-            return request
+    def _as_bound(self, tool: BaseTool) -> BaseTool:
+        """The object bound for ``tool``: its condensed copy with ``condensed_descriptions``."""
+        return self.condensed.tool(tool) if self.condensed is not None else tool
+
+    def _outgoing(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
+        """What the model is sent: condensed copies with ``condensed_descriptions``, and never a
+        tool that cannot be bound (left out with a warning naming it; the others are sent)."""
+        if self.condensed is not None:
+            try:
+                request = request.override(tools=self.condensed.tools(request.tools))
+            except Exception:  # noqa: BLE001 - never break the agent over a description
+                pass
+        tools = self.index.definitions.bindable(request.tools, self.name)
+        return request if len(tools) == len(request.tools) else request.override(tools=tools)
+
+    def _fit(self, step: Step, result: SearchResult | None) -> SearchResult | None:
+        """The selection as it can be bound, within :attr:`token_budget` (the engine's rule)."""
+        if result is None:
+            return None
+        return self.index.fit(result, self.token_budget, present=self._as_bound, always=step.fixed)
 
     def _respond(self, response: Any, update: dict[str, Any] | None) -> Any:
         if not update:
@@ -225,6 +242,7 @@ class NarrowingMiddleware(AgentMiddleware[Any, Any, Any]):
             result = self.index.search_turn(step.messages, step.k)
         elif step.query:
             result = self.index.search(step.query, step.k, conversation=step.data.get("conversation"))
+        result = self._fit(step, result)
         names, update = self._finish(request, step, result)
         step.data["out"] = names, update
         return self._record(step, result, names)
@@ -236,6 +254,7 @@ class NarrowingMiddleware(AgentMiddleware[Any, Any, Any]):
             result = await self.index.asearch_turn(step.messages, step.k)
         elif step.query:
             result = await self.index.asearch(step.query, step.k, conversation=step.data.get("conversation"))
+        result = await asyncio.to_thread(self._fit, step, result)  # the first count loads a tokenizer
         names, update = self._finish(request, step, result)
         step.data["out"] = names, update
         return self._record(step, result, names)
@@ -268,7 +287,7 @@ class NarrowingMiddleware(AgentMiddleware[Any, Any, Any]):
             raise  # a knowledge base that does not match the agent's tools is a set-up error
         except Exception as exc:  # noqa: BLE001 - a selector failure must not break the agent
             narrowed, update = self._fallback(request, exc), None
-        return self._respond(handler(self._condense(narrowed)), update)
+        return self._respond(handler(self._outgoing(narrowed)), update)
 
     async def awrap_model_call(
         self, request: ModelRequest[Any], handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]]
@@ -286,4 +305,4 @@ class NarrowingMiddleware(AgentMiddleware[Any, Any, Any]):
             raise
         except Exception as exc:  # noqa: BLE001 - a selector failure must not break the agent
             narrowed, update = self._fallback(request, exc), None
-        return self._respond(await handler(self._condense(narrowed)), update)
+        return self._respond(await handler(self._outgoing(narrowed)), update)

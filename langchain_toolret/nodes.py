@@ -12,6 +12,8 @@ Neither node does nothing silently:
   does (``k`` tools for the latest user message, earlier turns only for a follow-up);
 * the selector node raises :class:`toolret.QueryError` when the conversation has no user
   message (there is nothing to select for), instead of selecting nothing;
+* a tool that cannot be bound (``bind_tools`` would raise on its schema) is left out of the
+  selection and of the binding, with a warning naming it, instead of ending the turn;
 * both search with the follow-up rule of :meth:`~langchain_toolret.index.ToolIndex.search_turn`,
   and the engine's query rule (:mod:`toolret.retrieval.query_text`) handles long requests.
 
@@ -40,6 +42,7 @@ from langchain_core.runnables import RunnableLambda
 from langchain_core.tools import BaseTool
 from langgraph.graph import MessagesState
 
+from langchain_toolret.binding import ToolDefinitions
 from langchain_toolret.condensed import CondensedTools
 from langchain_toolret.index import ToolIndex
 from langchain_toolret.options import config_argument, record_selection
@@ -98,6 +101,7 @@ def create_tool_retrieval_node(
                 f"the tool retrieval node found no user message in state[{messages_key!r}]: there "
                 "is nothing to select tools for (run it after the user's message)"
             )
+        result = index.fit(result)  # a tool that cannot be bound is left out, with a warning and a trace step
         names = list(dict.fromkeys([*fixed, *index.names(result, query=query)]))
         record_selection("tool_selection", query or result.query, result, names)
         return {key: names}
@@ -149,6 +153,7 @@ def create_model_node(
     source = cards.index if isinstance(cards, ToolRetriever) else cards
     condensed = CondensedTools(source) if condensed_descriptions else None
     own: list[ToolIndex] = []
+    definitions = source.definitions if isinstance(source, ToolIndex) else ToolDefinitions()
 
     def _index() -> ToolIndex:
         if not own:
@@ -164,6 +169,7 @@ def create_model_node(
         if key in state:
             return list(state.get(key) or [])
         result = _index().search_turn(messages, k)
+        result = _index().fit(result) if result is not None else None
         names = _index().names(result) if result is not None else []
         if result is not None:
             record_selection("tool_selection", result.query, result, names)
@@ -174,6 +180,7 @@ def create_model_node(
         selected = [by_name[i] for i in _select(state, messages) if i in by_name]
         if condensed is not None:
             selected = condensed.tools(selected)
+        selected = definitions.bindable(selected, "model node")  # one unbindable tool never ends the turn
         bound = model.bind_tools(selected) if selected else model
         if system_prompt:
             messages = [SystemMessage(system_prompt), *messages]

@@ -27,6 +27,7 @@ Example:
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterable
 from typing import Any
 
@@ -44,6 +45,7 @@ from langchain_toolret.index import ToolIndex
 from langchain_toolret.options import config_argument
 from toolret import K, RetrievalConfig, SearchResult, ToolKnowledgeBase, validate_k
 from toolret.errors import QueryError
+from toolret.retrieval.definitions import validate_budget
 
 __all__ = ["ToolRetriever", "result_to_documents"]
 
@@ -80,6 +82,9 @@ class ToolRetriever(BaseRetriever):
     every search (default: the knowledge base's own). ``condensed_descriptions=True`` makes
     :meth:`get_tools` return copies described by their condensed card
     (:func:`toolret.cards.card.agent_description`), ready to bind in fewer tokens.
+    ``token_budget`` keeps the tools' definitions, as :meth:`get_tools` hands them out, within
+    that many tokens (best first; :mod:`toolret.retrieval.definitions`); documents and tools
+    alike leave out a tool that cannot be bound, with a warning naming it.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -88,6 +93,7 @@ class ToolRetriever(BaseRetriever):
     k: K = 5
     config: RetrievalConfig | str | None = None
     condensed_descriptions: bool = False
+    token_budget: int | None = None
     _condensed: CondensedTools | None = PrivateAttr(default=None)
 
     def __init__(self, knowledge_base: ToolKnowledgeBase | ToolIndex | None = None, **data: Any) -> None:
@@ -100,6 +106,11 @@ class ToolRetriever(BaseRetriever):
     def _check_k(cls, value: K) -> K:
         return validate_k(value)
 
+    @field_validator("token_budget")
+    @classmethod
+    def _check_budget(cls, value: int | None) -> int | None:
+        return validate_budget(value)
+
     @classmethod
     def from_tools(
         cls,
@@ -111,6 +122,7 @@ class ToolRetriever(BaseRetriever):
         llm: Any = None,
         condensed_descriptions: bool = False,
         preset: str | RetrievalConfig | None = None,
+        token_budget: int | None = None,
     ) -> ToolRetriever:
         """Index ``tools`` in an in-memory knowledge base and retrieve from it.
 
@@ -120,7 +132,7 @@ class ToolRetriever(BaseRetriever):
         """
         config = config_argument(config, preset, "ToolRetriever.from_tools")
         index = ToolIndex.from_tools(tools, config=config, embedder=embedder, llm=llm)
-        return cls(index=index, k=k, condensed_descriptions=condensed_descriptions)
+        return cls(index=index, k=k, condensed_descriptions=condensed_descriptions, token_budget=token_budget)
 
     @property
     def knowledge_base(self) -> ToolKnowledgeBase:
@@ -133,7 +145,18 @@ class ToolRetriever(BaseRetriever):
 
     def search(self, query: str, k: K | None = None) -> SearchResult:
         """The raw toolret result (ids, scores, plan and trace) for ``query``."""
-        return self.index.search(query, self._k(k), config=self.config)
+        return self._fit(self.index.search(query, self._k(k), config=self.config))
+
+    async def asearch(self, query: str, k: K | None = None) -> SearchResult:
+        result = await self.index.asearch(query, self._k(k), config=self.config)
+        return await asyncio.to_thread(self._fit, result)  # the first count loads a tokenizer
+
+    def _fit(self, result: SearchResult) -> SearchResult:
+        """The tools as :meth:`get_tools` hands them out: bindable, within ``token_budget``."""
+        return self.index.fit(result, self.token_budget, present=self._one)
+
+    def _one(self, tool: BaseTool) -> BaseTool:
+        return self._present([tool])[0]
 
     def _present(self, tools: list[BaseTool]) -> list[BaseTool]:
         if not self.condensed_descriptions:
@@ -148,8 +171,7 @@ class ToolRetriever(BaseRetriever):
         return self._present(self.index.live(self.search(query, k), query=query))
 
     async def aget_tools(self, query: str, k: K | None = None) -> list[BaseTool]:
-        result = await self.index.asearch(query, self._k(k), config=self.config)
-        return self._present(self.index.live(result, query=query))
+        return self._present(self.index.live(await self.asearch(query, k), query=query))
 
     def _get_relevant_documents(
         self, query: str, *, run_manager: CallbackManagerForRetrieverRun, k: K | None = None
@@ -161,8 +183,7 @@ class ToolRetriever(BaseRetriever):
         self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun, k: K | None = None
     ) -> list[Document]:
         _check_query(query)
-        result = await self.index.asearch(query, self._k(k), config=self.config)
-        return result_to_documents(result, self.index)
+        return result_to_documents(await self.asearch(query, k), self.index)
 
 
 def _check_query(query: Any) -> None:

@@ -76,6 +76,7 @@ def create_search_tool(
     condensed = CondensedTools(index) if condensed_descriptions else None
 
     def _found(query: str, result: SearchResult) -> list[BaseTool]:
+        result = index.fit(result)  # never tell the model of a tool that cannot be bound
         if min_score is not None:
             result = result.model_copy(update={"tools": [t for t in result.tools if t.score >= min_score]})
         return index.live(result, query=query)

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 import keyword
+import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -38,9 +39,12 @@ from pydantic import BaseModel, Field, create_model
 from toolret.documents.docstrings import parse_docstring
 from toolret.documents.tool_doc import ToolDoc
 from toolret.errors import InvalidToolError
+from toolret.retrieval.definitions import problem_text
 from toolret.sources.ingest import params_from_schema
 
-__all__ = ["as_tool", "doc_to_tool", "tool_to_doc"]
+__all__ = ["as_tool", "doc_to_tool", "tolerant_doc", "tool_to_doc"]
+
+logger = logging.getLogger("toolret")
 
 _UNNAMED = "<unnamed>"
 _JSON_TO_PY: dict[str, Any] = {
@@ -93,8 +97,10 @@ def tool_to_doc(tool: Any) -> ToolDoc:
     try:
         schema = meta.get_parameters_dict()
         json.dumps(schema)
-    except (TypeError, ValueError) as exc:
-        raise InvalidToolError(name, "metadata.fn_schema", f"cannot produce a JSON schema: {exc}") from None
+    except Exception as exc:  # noqa: BLE001 - pydantic reports an unrenderable schema with many types
+        raise InvalidToolError(
+            name, "metadata.fn_schema", f"cannot produce a JSON schema: {problem_text(exc)}"
+        ) from None
     params = [
         p
         if p.description or p.name not in parsed.params
@@ -110,6 +116,25 @@ def tool_to_doc(tool: Any) -> ToolDoc:
         input_schema=schema,
         metadata={"llamaindex_type": type(tool).__name__},
     )
+
+
+def tolerant_doc(tool: BaseTool) -> ToolDoc:
+    """:func:`tool_to_doc`, or, for a tool whose ``fn_schema`` cannot be rendered, its name and
+    description only, with a warning naming it: one tool never stops a registry from indexing
+    (it is then left out of any selection, :meth:`llamaindex_toolret.ToolRetriever.definition`).
+    A tool without a usable name still raises."""
+    try:
+        return tool_to_doc(tool)
+    except InvalidToolError as exc:
+        if exc.field != "metadata.fn_schema":
+            raise
+        logger.warning("tool %r cannot be indexed as it is (%s); indexed by name and description only", exc.tool, exc)
+        text = _strip_signature(exc.tool, tool.metadata.description)
+        return ToolDoc(
+            name=exc.tool,
+            description=parse_docstring(text).description or text,
+            metadata={"llamaindex_type": type(tool).__name__},
+        )
 
 
 def _field_type(prop: dict[str, Any]) -> Any:

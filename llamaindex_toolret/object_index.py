@@ -33,7 +33,7 @@ from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.tools import BaseTool
 
 from llamaindex_toolret.embedding import embedder_from_llamaindex
-from llamaindex_toolret.ingest import as_tool, tool_to_doc
+from llamaindex_toolret.ingest import as_tool, tolerant_doc
 from llamaindex_toolret.mapping import MANIFEST_FILE, ToolNodeMapping, read_manifest
 from llamaindex_toolret.retrievers import ToolObjectRetriever, ToolRetriever
 from toolret import RetrievalConfig, ToolKnowledgeBase
@@ -45,7 +45,9 @@ logger = logging.getLogger("toolret")
 
 DEFAULT_PERSIST_DIR = "./storage"
 #: ``as_retriever``/``as_node_retriever`` options besides ``node_postprocessors``.
-_RETRIEVER_OPTIONS = frozenset({"similarity_top_k", "k", "config", "callback_manager", "verbose", "memory"})
+_RETRIEVER_OPTIONS = frozenset(
+    {"similarity_top_k", "k", "config", "callback_manager", "verbose", "memory", "token_budget"}
+)
 #: Options of ``as_retriever`` only (the object retriever's).
 _OBJECT_OPTIONS = frozenset({"keep_used", "used_beyond_k", "condensed_descriptions"})
 
@@ -193,7 +195,7 @@ class ToolObjectIndex:
         progress: bool = False,
     ) -> ToolObjectIndex:
         tools = [as_tool(obj) for obj in objects]
-        docs = [tool_to_doc(tool) for tool in tools]
+        docs = [tolerant_doc(tool) for tool in tools]
         names = {d.id for d in docs}
         if not sync:
             missing = [name for name in required if name not in names]
@@ -218,7 +220,7 @@ class ToolObjectIndex:
     def insert_object(self, obj: Any) -> None:
         """Index one more tool (or re-index a changed one with the same name)."""
         tool = as_tool(obj)
-        doc = tool_to_doc(tool)
+        doc = tolerant_doc(tool)
         self._mapping.add_object(tool)
         self._kb.add([doc], upsert=True)
 
@@ -294,6 +296,7 @@ class ToolObjectIndex:
         after the k search results instead), ``condensed_descriptions`` (return copies described
         by their condensed card, :mod:`llamaindex_toolret.condensed`; default False), ``memory``
         (the agent's chat memory: earlier turns go to the search as ``conversation=``),
+        ``token_budget`` (the tools' definitions, as the agent binds them, fit that many tokens),
         ``callback_manager``, ``verbose``. Other vector-retriever options (``filters``...) have no
         meaning here and raise :class:`toolret.ConfigError`.
         """

@@ -33,6 +33,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
 from llama_index.core.base.base_retriever import BaseRetriever
@@ -44,8 +45,9 @@ from llama_index.core.tools import BaseTool
 
 from llamaindex_toolret.condensed import CondensedTools
 from llamaindex_toolret.mapping import ToolNodeMapping
-from toolret import K, RetrievalConfig, SearchResult, ToolKnowledgeBase, validate_k
+from toolret import K, RetrievalConfig, ScoredTool, SearchResult, ToolKnowledgeBase, validate_k
 from toolret.errors import ConfigError, QueryError, ToolNotFoundError
+from toolret.retrieval.definitions import validate_budget
 
 __all__ = ["ToolObjectRetriever", "ToolRetriever"]
 
@@ -93,7 +95,10 @@ class ToolRetriever(BaseRetriever):
     ``memory`` is the LlamaIndex chat memory (``Memory``, ``ChatMemoryBuffer``: any
     ``BaseMemory``) the agent runs with: its messages before the query go to the search as
     ``conversation=``, so the LLM planner (``full``) resolves follow-ups such as "and there?";
-    offline presets ignore it.
+    offline presets ignore it. ``token_budget`` keeps the retrieved tools' definitions, as the
+    agent binds them (``metadata.to_openai_tool``, condensed or not), within that many tokens,
+    best tools first; a tool whose schema cannot be rendered is left out with a warning naming
+    it (:mod:`toolret.retrieval.definitions`; ``last_result.trace`` says what was left out).
     """
 
     def __init__(
@@ -105,6 +110,7 @@ class ToolRetriever(BaseRetriever):
         callback_manager: CallbackManager | None = None,
         verbose: bool = False,
         memory: Any = None,
+        token_budget: int | None = None,
     ) -> None:
         super().__init__(callback_manager=callback_manager, verbose=verbose)
         if memory is not None and not callable(getattr(memory, "aget_all", None)):
@@ -114,6 +120,22 @@ class ToolRetriever(BaseRetriever):
         self.config = None if config is None else RetrievalConfig.resolve(config)
         self.k: K = _check_k(k, self.config or kb.config)
         self.last_result: SearchResult | None = None
+        self.token_budget = validate_budget(token_budget)
+        #: Live tool -> what the agent is handed (the object retriever's condensed copy); None: the tool.
+        self.present: Callable[[BaseTool], BaseTool] | None = None
+
+    def definition(self, scored: ScoredTool) -> dict[str, Any]:
+        """A retrieved tool's definition as an agent binds it (``metadata.to_openai_tool``, of the
+        copy handed out); the stored one for a tool with no live object. Raises for a tool whose
+        schema cannot be rendered: the search then leaves it out with a warning naming it."""
+        tool = self.kb.live_tools.get(scored.id)
+        if not isinstance(tool, BaseTool):
+            return self.kb.get(scored.id).definition()
+        tool = self.present(tool) if self.present is not None else tool
+        return tool.metadata.to_openai_tool(skip_length_check=True)
+
+    def _options(self) -> dict[str, Any]:
+        return {"k": self.k, "config": self.config, "token_budget": self.token_budget, "definition": self.definition}
 
     def lookup(self, query: str) -> NodeWithScore | None:
         """The node for the tool whose id (its LlamaIndex name) is exactly ``query``, else None."""
@@ -160,16 +182,14 @@ class ToolRetriever(BaseRetriever):
         if hit is not None:
             return [hit]
         turns = _before(self.memory.get_all(), query_bundle.query_str) if self.memory is not None else None
-        return self._nodes(self.kb.search(query_bundle.query_str, k=self.k, config=self.config, conversation=turns))
+        return self._nodes(self.kb.search(query_bundle.query_str, conversation=turns, **self._options()))
 
     async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         hit = self.lookup(query_bundle.query_str)
         if hit is not None:
             return [hit]
         turns = _before(await self.memory.aget_all(), query_bundle.query_str) if self.memory is not None else None
-        return self._nodes(
-            await self.kb.asearch(query_bundle.query_str, k=self.k, config=self.config, conversation=turns)
-        )
+        return self._nodes(await self.kb.asearch(query_bundle.query_str, conversation=turns, **self._options()))
 
 
 class ToolObjectRetriever(ObjectRetriever[BaseTool]):
@@ -204,6 +224,8 @@ class ToolObjectRetriever(ObjectRetriever[BaseTool]):
         self.used_beyond_k = bool(used_beyond_k)
         #: Copies with condensed descriptions (None: the option is off).
         self.condensed = CondensedTools(retriever.kb) if condensed_descriptions else None
+        if self.condensed is not None:  # the definitions searched (budget, bindability) are the copies'
+            retriever.present = self.condensed.tool
         self._used: OrderedDict[str, None] = OrderedDict()
         self._lock = threading.Lock()
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 import asyncio
 import os
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -38,8 +38,9 @@ from toolret.errors import KnowledgeBaseError, ToolNotFoundError, ToolRetError
 from toolret.index import persistence
 from toolret.index.embedding import Embedder
 from toolret.index.writer import IndexWriter, SyncReport
-from toolret.results import SearchResult
+from toolret.results import ScoredTool, SearchResult
 from toolret.retrieval.conversation import as_chat_history
+from toolret.retrieval.definitions import validate_budget
 from toolret.retrieval.driver import SearchOptions, drive
 from toolret.retrieval.pipeline import SearchState, checked_query
 from toolret.retrieval.rerank import CrossEncoderCache
@@ -167,14 +168,14 @@ class ToolKnowledgeBase:
         """The ``k`` tools that best serve ``query``, best first, with per-field evidence.
 
         Options (:class:`~toolret.retrieval.driver.SearchOptions`): ``config`` (a preset name or
-        :class:`RetrievalConfig`; default the knowledge base's). ``k="auto"`` returns a precise set instead: the tools near the best score (``config.auto_ratio``,
-        ``auto_margin``) and each sub-task's best, at most ``config.auto_max_k``. ``conversation`` is the
-        chat before ``query`` (toolret/LangChain/LlamaIndex chat messages, role/content
-        mappings or pairs; see :mod:`toolret.retrieval.conversation`): the LLM planner uses it to
-        resolve references such as "book a table *there*"; offline searches ignore it.
-        ``history=`` is its former, deprecated name. ``llm`` is the model this search's LLM
-        steps use instead of the knowledge base's ``llm`` (several agents sharing one knowledge
-        base can each bring their own; the knowledge base is not changed).
+        :class:`RetrievalConfig`; default the knowledge base's). ``k="auto"`` returns a precise set instead: the tools
+        near the best score (``config.auto_ratio``, ``auto_margin``) and each sub-task's best, at most
+        ``config.auto_max_k``. ``conversation`` is the chat before ``query`` (chat messages, role/content mappings
+        or pairs; :mod:`toolret.retrieval.conversation`): the LLM planner resolves "book a table *there*" with it;
+        offline searches ignore it (``history=``: deprecated name). ``llm`` is this search's model instead of the
+        knowledge base's. ``token_budget``: the chosen tools' definitions fit this many tokens, best tools first;
+        ``definition`` (tool -> definition as bound; default the stored one) is what is counted, and a tool
+        whose definition raises is left out with a warning (:mod:`toolret.retrieval.definitions`).
         """
         return drive(self.begin_search(query, k, **options))
 
@@ -192,6 +193,8 @@ class ToolKnowledgeBase:
         conversation: Iterable[Any] | None = None,
         llm: Any = None,
         history: Iterable[Any] | None = None,
+        token_budget: int | None = None,
+        definition: Callable[[ScoredTool], Any] | None = None,
     ) -> SearchState:
         """A validated, not yet run search, for driving the stages one by one (:mod:`toolret.retrieval.driver`)."""
         if history is not None:
@@ -217,6 +220,8 @@ class ToolKnowledgeBase:
             cross_encoder=self._rerankers.get(cfg),
             auto=auto,
             conversation=as_chat_history(conversation),
+            token_budget=validate_budget(token_budget),
+            definition=definition,
         )
 
     def record(self, query: str, tool_ids: Sequence[str]) -> None:
@@ -262,19 +267,15 @@ class ToolKnowledgeBase:
     def sync(self, tools: Iterable[Any], *, progress: bool = True, prefix: str | None = None) -> SyncReport:
         """Make the knowledge base hold exactly ``tools``: add new, update changed, remove gone.
 
-        Only added or changed tools are embedded (compared by content hash). With ``prefix``,
-        only tools whose id starts with it are managed: the others stay as they are, and
-        every given tool must carry the prefix. That is how one source (an MCP server, an
-        API) is synced into a registry it shares with others.
+        Only added or changed tools are embedded (compared by content hash). With ``prefix``, only tools whose
+        id starts with it are managed (the others stay; every given tool must carry it): how one source (an
+        MCP server, an API) is synced into a registry it shares with others.
         """
         return self._writer.sync(tools, progress=progress, prefix=prefix)
 
     def refresh(self) -> SyncReport:
-        """Take in what other processes wrote since this one opened or refreshed, by difference.
-
-        Searches run on this process's snapshot; ``refresh()`` reads only new or changed tools
-        (nothing is re-embedded) and costs one read of the change marker when nothing changed.
-        """
+        """Take in what other processes wrote since this one opened or refreshed, by difference: only new or
+        changed tools are read (nothing is re-embedded); one read of the change marker when nothing changed."""
         with self._writer.lock:
             if (report := self._writer.refresh()) is None:
                 return SyncReport(added=[], updated=[], removed=[], unchanged=len(self))

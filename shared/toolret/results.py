@@ -54,6 +54,9 @@ class SearchResult(BaseModel):
     tools: list[ScoredTool]
     trace: list[TraceStep] = Field(default_factory=list)
     plan: Any = None
+    #: Tokens of the chosen tools' definitions, counted when a ``token_budget`` applied (the
+    #: ``definitions`` trace step names the counter); None otherwise.
+    tokens: int | None = None
 
     @property
     def ids(self) -> list[str]:

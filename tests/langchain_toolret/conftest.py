@@ -111,3 +111,31 @@ def tool_index(embedder):
     from langchain_toolret.index import ToolIndex
 
     return ToolIndex.from_tools(TOOLS, embedder=embedder)
+
+
+def make_unbindable_tool():
+    """A tool ``bind_tools`` cannot convert: its ``args_schema`` has a dangling ``$ref``."""
+    from langchain_core.tools import StructuredTool
+
+    def check(thing: str) -> str:
+        return f"{thing} checked"
+
+    return StructuredTool.from_function(
+        check,
+        name="check_thing",
+        description="Check a thing for the user and report its status.",
+        args_schema={"type": "object", "properties": {"thing": {"$ref": "#/$defs/Thing"}}, "required": ["thing"]},
+    )
+
+
+@pytest.fixture(scope="session")
+def unbindable():
+    return make_unbindable_tool()
+
+
+@pytest.fixture(scope="session")
+def unbindable_index(embedder, unbindable):
+    """TOOLS plus the unbindable tool (indexed by name and description, with a warning)."""
+    from langchain_toolret.index import ToolIndex
+
+    return ToolIndex.from_tools([*TOOLS, unbindable], embedder=embedder)

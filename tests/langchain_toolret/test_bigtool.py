@@ -70,3 +70,27 @@ async def test_async_invocation():
     model = ScriptedChatModel(replies=[tool_call("retrieve_tools", query="weather forecast"), "Sunny."])
     out = await create_agent(model, _registry(), limit=1).compile().ainvoke({"messages": [HumanMessage("weather?")]})
     assert out["selected_tool_ids"] == ["id_get_weather"]
+
+
+def test_a_tool_that_cannot_be_bound_is_never_offered_or_bound(embedder, caplog):
+    """Issue 25, item 4: a registry tool whose schema does not convert must not end the turn."""
+    import logging
+
+    from .conftest import make_unbindable_tool
+
+    registry = {**_registry(), "id_check_thing": make_unbindable_tool()}
+    model = ScriptedChatModel(replies=[tool_call("retrieve_tools", query="check a thing"), "Nothing to check with."])
+    with caplog.at_level(logging.WARNING, logger="toolret"):
+        out = create_agent(model, registry, limit=3).compile().invoke({"messages": [HumanMessage("check a thing")]})
+        assert "id_check_thing" not in out["selected_tool_ids"]
+        assert out["messages"][-1].content == "Nothing to check with."
+
+        def retrieve(query: str) -> list[str]:
+            return ["id_check_thing", "id_play_music"]
+
+        model = ScriptedChatModel(replies=[tool_call("retrieve_tools", query="check"), "ok"])
+        create_agent(model, registry, retrieve_tools_function=retrieve).compile().invoke(
+            {"messages": [HumanMessage("check a thing")]}
+        )
+    assert model.calls[1].tool_names == ["retrieve_tools", "play_music"]
+    assert "'check_thing' cannot be bound" in caplog.text and "bigtool agent: tool 'check_thing'" in caplog.text

@@ -149,3 +149,9 @@ def test_a_short_new_request_is_not_read_with_the_previous_one(tool_index):
     chat = [HumanMessage("what's the weather in Oslo?"), AIMessage("Cold."), HumanMessage("translate hello to Czech")]
     out = graph.invoke({"messages": chat})
     assert out["selected_tools"][0] == "translate_text" and "get_weather" not in out["selected_tools"]
+
+
+def test_a_selected_tool_that_cannot_be_bound_is_left_out_with_a_trace_step(unbindable_index):
+    out = build_tool_retrieval_graph(unbindable_index, k=3).invoke({"query": "please check a thing for me"})
+    assert "check_thing" not in out["selected_tools"] and len(out["selected_tools"]) == 2
+    assert out["trace"][-1].stage == "definitions" and "check_thing (KeyError" in out["trace"][-1].note

@@ -383,3 +383,70 @@ async def test_the_async_selection_is_traced_too(kb, tools):
         await agent.ainvoke({"messages": [HumanMessage("is it going to rain in Paris today?")]}, THREAD)
     runs = _selection_runs(collected)
     assert len(runs) == 1 and runs[0].outputs["tools"] == model.calls[0].tool_names
+
+
+def test_a_selected_tool_that_cannot_be_bound_is_left_out_and_the_turn_goes_on(tools, unbindable, caplog):
+    """Issue 25, item 4: binding the selected check_thing raised KeyError and ended the turn."""
+    from langchain_core.tracers.context import collect_runs
+
+    agent, model, _ = _agent([*tools, unbindable], ["Checked."], k=3)
+    with caplog.at_level(logging.WARNING, logger="toolret"), collect_runs() as collected:
+        out = agent.invoke({"messages": [HumanMessage("please check a thing for me")]}, THREAD)
+    assert out["messages"][-1].content == "Checked."
+    assert "check_thing" not in model.calls[0].tool_names and len(model.calls[0].tools) == 2
+    assert "'check_thing' cannot be bound (KeyError: Reference '#/$defs/Thing' not found.)" in caplog.text
+    assert "tool selection failed" not in caplog.text
+    step = _selection_runs(collected)[0].outputs["trace"][-1]
+    assert step["stage"] == "definitions" and "cannot be bound: check_thing (KeyError" in step["note"]
+
+
+async def test_async_a_selected_tool_that_cannot_be_bound_is_left_out(tools, unbindable):
+    agent, model, _ = _agent([*tools, unbindable], ["Checked."], k=3)
+    out = await agent.ainvoke({"messages": [HumanMessage("please check a thing for me")]}, THREAD)
+    assert out["messages"][-1].content == "Checked." and "check_thing" not in model.calls[0].tool_names
+
+
+def test_an_always_included_or_fallback_tool_that_cannot_be_bound_is_left_out_of_the_call(
+    tools, unbindable, unbindable_index, caplog
+):
+    options = {"knowledge_base": unbindable_index.kb}
+    agent, model, _ = _agent([*tools, unbindable], ["Sunny."], k=2, always_include=["check_thing"], **options)
+    with caplog.at_level(logging.WARNING, logger="toolret"):
+        agent.invoke({"messages": [HumanMessage("is it going to rain in Paris today?")]}, THREAD)
+    assert model.calls[0].tool_names[0] == "get_weather" and "check_thing" not in model.calls[0].tool_names
+    assert "ToolSelectionMiddleware: tool 'check_thing' cannot be bound" in caplog.text
+
+    def broken(messages):
+        raise RuntimeError("query builder exploded")
+
+    agent, model, _ = _agent([*tools, unbindable], ["fine"], k=2, query_builder=broken, **options)
+    agent.invoke({"messages": [HumanMessage("hello")]}, THREAD)
+    assert model.calls[0].tool_names == [t.name for t in tools]  # the fallback: every tool that can be bound
+
+
+@pytest.mark.parametrize("k", [5, "auto"])
+def test_a_token_budget_keeps_the_turns_definitions_as_bound_within_it(kb, tools, k):
+    """Issue 25, item 8: the always_include tool and the condensed copies, as sent, fit the budget."""
+    from langchain_core.tracers.context import collect_runs
+
+    from toolret import QueryError
+    from toolret.documents.tokens import token_counter
+    from toolret.retrieval.definitions import definition_text
+
+    count = token_counter().count
+    query = "is it going to rain in Paris today? and how much is 100 dollars in euros?"
+    options = {"knowledge_base": kb, "always_include": ["ask_user"], "condensed_descriptions": True}
+    agent, free, _ = _agent(tools, ["ok"], k=k, **options)
+    agent.invoke({"messages": [HumanMessage(query)]}, THREAD)
+    sent = free.calls[0].tools
+    assert len(sent) >= 3 and free.calls[0].tool_names[0] == "ask_user"
+    budget = sum(count(definition_text(d)) for d in sent[:3])
+    agent, model, _ = _agent(tools, ["ok"], k=k, token_budget=budget, **options)
+    with collect_runs() as collected:
+        agent.invoke({"messages": [HumanMessage(query)]}, THREAD)
+    assert model.calls[0].tools == sent[:3]
+    assert sum(count(definition_text(d)) for d in model.calls[0].tools) <= budget
+    step = _selection_runs(collected)[0].outputs["trace"][-1]
+    assert step["stage"] == "definitions" and step["note"].startswith(f"{budget} of {budget} tokens (1 always sent)")
+    with pytest.raises(QueryError, match="token_budget must be a positive integer"):
+        ToolSelectionMiddleware(token_budget=0)

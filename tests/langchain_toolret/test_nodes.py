@@ -120,3 +120,31 @@ def test_the_selector_nodes_choice_is_a_child_run_with_scores_and_trace(tool_ind
     (child,) = [r for r in root.child_runs if r.name == "tool_selection"]
     assert child.outputs["tools"][0] == "send_email" and set(child.outputs["scores"]) == set(child.outputs["tools"])
     assert child.outputs["query"] == "email the report to Ann" and child.outputs["trace"]
+
+
+def test_a_selected_tool_that_cannot_be_bound_is_left_out_of_the_selection_and_the_binding(
+    tools, unbindable, unbindable_index, caplog
+):
+    """Issue 25, item 4: a dangling $ref in one tool's schema must not end the graph's turn."""
+    import logging
+
+    from langgraph.graph import MessagesState
+
+    everything = [*tools, unbindable]
+    model = ScriptedChatModel(replies=["Checked.", "Checked again.", "Checked a third time."])
+    with caplog.at_level(logging.WARNING, logger="toolret"):
+        out = _graph(unbindable_index, model, everything, k=3).invoke(
+            {"messages": [HumanMessage("please check a thing for me")]}
+        )
+        assert "check_thing" not in out["selected_tools"] and len(out["selected_tools"]) == 2
+        assert "'check_thing' cannot be bound (KeyError" in caplog.text
+        # A selection written elsewhere (or a plain MessagesState graph's own) never binds it either.
+        node = create_model_node(model, everything)
+        node.invoke({"messages": [HumanMessage("check it")], "selected_tools": ["check_thing", "read_file"]})
+        builder = StateGraph(MessagesState)
+        builder.add_node("agent", create_model_node(model, everything, cards=unbindable_index, k=3))
+        builder.add_edge(START, "agent")
+        builder.compile().invoke({"messages": [HumanMessage("please check a thing for me")]})
+    assert model.calls[0].tool_names == out["selected_tools"]
+    assert model.calls[1].tool_names == ["read_file"] and "model node: tool 'check_thing'" in caplog.text
+    assert "check_thing" not in model.calls[2].tool_names and len(model.calls[2].tools) == 2

@@ -132,3 +132,31 @@ def test_a_request_over_eight_thousand_characters_is_searched_not_refused(tool_i
 def test_k_is_checked_by_the_engine_rule(tool_index):
     with pytest.raises(ValueError, match=r"exceeds max_k=200 \(RetrievalConfig.max_k\)"):  # pydantic wraps it
         ToolRetriever(tool_index, k=1_000)
+
+
+async def test_a_token_budget_fits_the_tools_as_get_tools_hands_them_out(tool_index):
+    """Issue 25, item 8: the budget is counted on the definitions that will be bound (condensed here)."""
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+
+    from toolret.documents.tokens import token_counter
+    from toolret.retrieval.definitions import definition_text
+
+    query = "is it going to rain in Paris? and convert 100 dollars to euros"
+    count = token_counter().count
+    full = ToolRetriever(tool_index, k=4, condensed_descriptions=True).get_tools(query)
+    costs = [count(definition_text(convert_to_openai_tool(t))) for t in full]
+    retriever = ToolRetriever(tool_index, k=4, condensed_descriptions=True, token_budget=costs[0] + costs[1])
+    assert [t.name for t in retriever.get_tools(query)] == [t.name for t in full[:2]]
+    assert [t.name for t in await retriever.aget_tools(query)] == [t.name for t in full[:2]]
+    assert [d.id for d in retriever.invoke(query)] == [t.name for t in full[:2]]
+    result = retriever.search(query)
+    assert result.tokens == costs[0] + costs[1] and result.trace[-1].stage == "definitions"
+    with pytest.raises(ValueError, match="token_budget must be a positive integer"):
+        ToolRetriever(tool_index, token_budget=-1)
+
+
+def test_a_tool_that_cannot_be_bound_is_never_handed_out(unbindable_index):
+    retriever = ToolRetriever(unbindable_index, k=3)
+    tools = retriever.get_tools("please check a thing for me")
+    assert "check_thing" not in [t.name for t in tools] and len(tools) == 2
+    assert "check_thing" not in [d.id for d in retriever.invoke("please check a thing for me")]

@@ -128,3 +128,23 @@ def registry(embedder) -> list[FunctionTool]:
 def shared_index(registry) -> ToolObjectIndex:
     """The registry indexed once (in memory). Tests must not insert into it."""
     return ToolObjectIndex.from_objects(registry)
+
+
+class Thing:
+    """An argument type pydantic cannot render as JSON schema."""
+
+
+def check_thing(thing: Thing) -> str:
+    """Check a thing for the user and report its status."""
+    return "checked"
+
+
+def unbindable_tool() -> FunctionTool:
+    """A tool no LLM can be handed: ``metadata.to_openai_tool()`` raises on its ``fn_schema``."""
+    from pydantic import BaseModel, ConfigDict
+
+    class CheckArgs(BaseModel):
+        model_config = ConfigDict(arbitrary_types_allowed=True)
+        thing: Thing
+
+    return FunctionTool.from_defaults(fn=check_thing, fn_schema=CheckArgs)

@@ -196,3 +196,33 @@ async def test_code_act_agent_accepts_the_retriever(shared_index):
     retrieved = [t.metadata.name for t in await agent.get_tools("forecast for Berlin this week")]
     assert "execute" in retrieved and "get_forecast" in retrieved  # its own code tool plus toolret's
     assert [t.metadata.name for t in await agent.get_tools("get_weather")] == ["execute", "get_weather"]
+
+
+async def test_a_tool_whose_schema_cannot_be_rendered_is_indexed_and_never_handed_to_the_model(caplog):
+    """Issue 25, item 4: indexing raised PydanticInvalidForJsonSchema; binding the tool would end the turn."""
+    import logging
+
+    from llamaindex_toolret import ToolObjectIndex
+    from tests.llamaindex_toolret.conftest import agent_tools, unbindable_tool
+
+    request = "please check a thing for me, and send an e-mail to bob@example.com saying hi"
+    plans = {request: [("send_email", {"to": "bob@example.com", "subject": "hi", "body": "hi"})]}
+    offered: list[list[str]] = []
+    model = tool_model(plans, offered)
+    respond = model.response_generator
+
+    def as_a_provider(messages, **kwargs):  # a real LLM integration renders every tool it is handed
+        for tool in kwargs.get("tools") or []:
+            tool.metadata.to_openai_tool(skip_length_check=True)
+        return respond(messages, **kwargs)
+
+    model.response_generator = as_a_provider
+    with caplog.at_level(logging.WARNING, logger="toolret"):
+        index = ToolObjectIndex.from_objects([*agent_tools(), unbindable_tool()])
+        retriever = index.as_retriever(similarity_top_k=3)
+        answer, calls = await run_agent(FunctionAgent(tool_retriever=retriever, llm=model), request)
+    assert ok(calls) == ["send_email"] and answer == "e-mail sent to bob@example.com"
+    assert "check_thing" not in offered[0] and "send_email" in offered[0]
+    assert "'check_thing' cannot be indexed as it is" in caplog.text and "'check_thing' cannot be bound" in caplog.text
+    step = retriever.retriever.last_result.trace[-1]
+    assert step.stage == "definitions" and "check_thing (PydanticInvalidForJsonSchema" in step.note

@@ -227,3 +227,28 @@ def test_the_agents_chat_memory_reaches_the_search_as_its_conversation(embedder)
     assert "18 degrees in Lyon." in "\n".join(m.content for m in later[0])
     with pytest.raises(Exception, match="memory"):
         index.as_retriever(memory="not a memory")
+
+
+async def test_a_token_budget_fits_the_tools_as_the_agent_binds_them(shared_index):
+    """Issue 25, item 8: counted on ``metadata.to_openai_tool()`` of what is handed out (condensed here)."""
+    from toolret import QueryError
+    from toolret.documents.tokens import token_counter
+    from toolret.retrieval.definitions import definition_text
+
+    query = "What's the weather in Paris, and how much is 100 USD in EUR?"
+    count = token_counter().count
+    full = shared_index.as_retriever(similarity_top_k=4, condensed_descriptions=True).retrieve(query)
+    costs = [count(definition_text(t.metadata.to_openai_tool(skip_length_check=True))) for t in full]
+    budget = costs[0] + costs[1]
+    retriever = shared_index.as_retriever(similarity_top_k=4, condensed_descriptions=True, token_budget=budget)
+    assert names(retriever.retrieve(query)) == names(full[:2])
+    assert names(await retriever.aretrieve(query)) == names(full[:2])
+    assert retriever.retriever.last_result.tokens == budget
+    # The node retriever hands out no copies: the tool's own (longer) definition is what is counted.
+    raw = shared_index.object_node_mapping.get(full[0].metadata.name)
+    cost = count(definition_text(raw.metadata.to_openai_tool(skip_length_check=True)))
+    assert cost > costs[0]
+    nodes = shared_index.as_node_retriever(similarity_top_k=4, token_budget=cost).retrieve(query)
+    assert [n.node.metadata["name"] for n in nodes] == [full[0].metadata.name]
+    with pytest.raises(QueryError, match="token_budget must be a positive integer"):
+        shared_index.as_retriever(token_budget=0)

@@ -12,6 +12,7 @@ _EXPORTS = {
     "DEFAULT_MAX_DOC_CHARS": "guards",
     "DEFAULT_MAX_TOOLS": "guards",
     "DependencyIndex": "identifiers",
+    "ESTIMATE": "tokens",
     "EXPANSION_FIELDS": "tool_doc",
     "FIELDS": "tool_doc",
     "FieldName": "tool_doc",
@@ -23,6 +24,7 @@ _EXPORTS = {
     "ParsedDocstring": "docstrings",
     "ToolDoc": "tool_doc",
     "ToolExpansion": "tool_doc",
+    "TokenCounter": "tokens",
     "ToolParam": "tool_doc",
     "check_doc_size": "guards",
     "check_shape": "guards",
@@ -40,6 +42,7 @@ _EXPORTS = {
     "safe_label": "guards",
     "split_identifier": "text",
     "stem_tokens": "text",
+    "token_counter": "tokens",
     "tokenize": "text",
 }
 

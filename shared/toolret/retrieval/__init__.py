@@ -16,6 +16,7 @@ _EXPORTS = {
     "Bundle": "memory",
     "CandidateScore": "ranked",
     "Coverage": "reflection",
+    "Definition": "definitions",
     "CoverageJudgment": "reflection",
     "CrossEncoderCache": "rerank",
     "CrossEncoderReranker": "rerank",
@@ -64,6 +65,7 @@ _EXPORTS = {
     "evidence_score": "scoring",
     "fill_uncovered": "reflection",
     "finish_search": "pipeline",
+    "fit_definitions": "definitions",
     "fit_pairwise": "learn",
     "fit_weights": "learn",
     "follow_up_reason": "follow_up",
@@ -100,6 +102,7 @@ _EXPORTS = {
     "stage_retrieve": "pipeline",
     "subtask_budgets": "fusion",
     "top_n": "ranking",
+    "validate_budget": "definitions",
     "validate_query": "pipeline",
     "with_context": "follow_up",
 }

@@ -25,7 +25,7 @@ from typing import Any, Literal
 from typing_extensions import TypedDict
 
 from toolret.config import RetrievalConfig
-from toolret.results import SearchResult
+from toolret.results import ScoredTool, SearchResult
 from toolret.retrieval.pipeline import (
     SearchState,
     finish_search,
@@ -47,6 +47,8 @@ class SearchOptions(TypedDict, total=False):
     config: RetrievalConfig | str | None
     conversation: Iterable[Any] | None
     llm: Any
+    token_budget: int | None
+    definition: Callable[[ScoredTool], Any] | None
     history: Iterable[Any] | None  # the former, deprecated name of ``conversation``
 
 

@@ -12,7 +12,8 @@ reciprocal rank fusion, then sub-tasks by per-sub-task budgets; or ``select``: a
 top list) -> :func:`stage_rerank` (cross-encoder or LLM, :mod:`toolret.retrieval.rerank`) ->
 :func:`stage_reflect` (is every sub-task covered? if not, :func:`stage_retrieve` re-queries the
 uncovered ones, :mod:`toolret.retrieval.reflection`; at most ``reflect_rounds`` rounds) ->
-:func:`finish_search` (the top k, or ``k="auto"``'s precise set).
+:func:`finish_search` (the top k, or ``k="auto"``'s precise set; then, with a ``token_budget`` or
+the caller's ``definition``, :func:`toolret.retrieval.definitions.fit_definitions`).
 
 Example:
     >>> from toolret import ToolKnowledgeBase
@@ -36,6 +37,7 @@ from toolret.config import BALANCED_REFLECT_ROUNDS, RetrievalConfig, validate_k
 from toolret.errors import QueryError
 from toolret.index.snapshot import Snapshot
 from toolret.results import ScoredTool, SearchResult, StagePath, TraceStep
+from toolret.retrieval.definitions import fit_definitions, stored_definition
 from toolret.retrieval.dependencies import keep_producers, resolve_dependencies
 from toolret.retrieval.language import language_step
 from toolret.retrieval.memory import HistorySnapshot
@@ -347,4 +349,7 @@ def finish_search(state: SearchState) -> SearchResult:
             )
         )
         tools = chosen
-    return SearchResult(query=state.query, tools=tools, trace=list(state.trace), plan=state.plan)
+    result = SearchResult(query=state.query, tools=tools, trace=list(state.trace), plan=state.plan)
+    if state.token_budget is None and state.definition is None:
+        return result
+    return fit_definitions(result, state.definition or stored_definition(state.snap), state.token_budget)

@@ -70,6 +70,10 @@ class SearchState:
     requeried: bool = False
     #: Seconds the LLM steps of this search have taken so far (bounded by ``config.llm_budget_s``).
     llm_spent_s: float = 0.0
+    #: Tokens the chosen tools' definitions may take (None: no budget; :mod:`toolret.retrieval.definitions`).
+    token_budget: int | None = None
+    #: How the caller binds a chosen tool (None: the stored OpenAI definition, checked only under a budget).
+    definition: Callable[[ScoredTool], Any] | None = None
 
     def llm_timeout(self) -> float | None:
         """Seconds the next LLM step may take: ``llm_timeout`` capped by what is left of
