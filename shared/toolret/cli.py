@@ -361,8 +361,8 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument(
         "--embedder",
         default=None,
-        help="embedding model for mftr and cosine (default: the knowledge base default); "
-        "packaged:toolret-embed-mini, packaged:all-MiniLM-L6-v2-onnx-int8, or a model directory from `toolret train`",
+        help="embedding model for mftr and cosine (default: the packaged int8 ONNX MiniLM); "
+        "a model directory from `toolret train`, or a packaged: name",
     )
     ev.add_argument("--plot", metavar="OUT.png", help="draw Recall@1..20 of every method (needs matplotlib)")
     ev.set_defaults(run=_cmd_eval)

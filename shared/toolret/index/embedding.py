@@ -32,27 +32,18 @@ from toolret.index.onnx_embedding import ONNX_DYNAMIC_EMBEDDER_NAME, ONNX_EMBEDD
 __all__ = [
     "DEFAULT_EMBEDDER_NAME",
     "TORCH_EMBEDDER_NAME",
-    "TRAINED_EMBEDDER_NAME",
     "CallableEmbedder",
     "Embedder",
     "SentenceTransformerEmbedder",
     "default_model_path",
     "resolve_embedder",
-    "trained_model_dir",
 ]
 
 #: The packaged all-MiniLM-L6-v2 in torch, recognised whatever its install path (the default
 #: before the ONNX path; knowledge bases built then carry this name).
 TORCH_EMBEDDER_NAME = "packaged:all-MiniLM-L6-v2"
-#: toolret's own embedder: the MiniLM fine-tuned on tool requests (toolret.training, docs/models.md).
-TRAINED_EMBEDDER_NAME = "packaged:toolret-embed-mini"
-#: The default model: the stock MiniLM, int8 ONNX (:mod:`toolret.index.onnx_embedding`).
+#: The default model: the same MiniLM, int8 ONNX (:mod:`toolret.index.onnx_embedding`).
 DEFAULT_EMBEDDER_NAME = ONNX_EMBEDDER_NAME
-
-
-def trained_model_dir() -> str:
-    """Where toolret's own trained embedder ships inside the package."""
-    return os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "models", "toolret-embed-mini")
 
 
 @runtime_checkable
@@ -234,15 +225,13 @@ def _packaged(name: str) -> Embedder:
                 _PACKAGED[name] = OnnxEmbedder(dynamic_int8=True)
             elif name == TORCH_EMBEDDER_NAME:
                 _PACKAGED[name] = SentenceTransformerEmbedder()
-            elif name == TRAINED_EMBEDDER_NAME:
-                _PACKAGED[name] = OnnxEmbedder(model_dir=trained_model_dir(), name=name)
+
             else:
                 raise ConfigError(
                     f"unknown packaged embedder {name!r}; toolret ships {ONNX_EMBEDDER_NAME!r} "
-                    f"(the stock MiniLM, no torch), {ONNX_DYNAMIC_EMBEDDER_NAME!r} (the same with int8 "
-                    f"activations: faster bulk indexing, needs onnx), {TORCH_EMBEDDER_NAME!r} "
-                    f"(the same model in torch) and {TRAINED_EMBEDDER_NAME!r} (toolret's own, "
-                    "trained on tool requests; docs/models.md)"
+                    f"(the default, no torch), {ONNX_DYNAMIC_EMBEDDER_NAME!r} (the same with int8 "
+                    f"activations: faster bulk indexing, needs onnx) and {TORCH_EMBEDDER_NAME!r} "
+                    "(the same model in torch); a model directory from `toolret train` is passed by its path"
                 )
         return _PACKAGED[name]
 

@@ -1,4 +1,4 @@
-"""Build the shipped ``toolret-embed-mini`` from the dev sets (what ``make train`` runs).
+"""Build ``toolret-embed-mini``, the candidate to ship, from the dev sets (what ``make train`` runs).
 
 Trains on every dev set with the recipe's seed, exports int8 ONNX into the output folder and
 records in its ``toolret-model.json`` what the model card needs (pairs per registry, steps, loss,
@@ -20,7 +20,7 @@ from toolret.training.trainer import TrainConfig
 
 __all__ = ["SHIPPED_NAME", "build_shipped"]
 
-SHIPPED_NAME = "packaged:toolret-embed-mini"
+SHIPPED_NAME = "toolret-embed-mini"
 
 
 def build_shipped(

@@ -71,8 +71,11 @@ class TrainConfig(BaseModel):
     )
 
     def fingerprint(self, pairs: Sequence[TrainingPair], base: str) -> str:
-        """Hash of the settings, the base model and the pairs: a checkpoint resumes only the same run."""
-        h = hashlib.sha256(self.model_dump_json(exclude={"threads", "save_every", "keep"}).encode())
+        """Hash of the settings, the base model and the pairs: a checkpoint resumes only the same run.
+
+        ``keep`` acts after training and ``all_fields`` through the pairs, so neither is hashed twice.
+        """
+        h = hashlib.sha256(self.model_dump_json(exclude={"threads", "save_every", "keep", "all_fields"}).encode())
         h.update(base.encode())
         for p in pairs:
             h.update(f"{p.registry}\x1f{p.query}\x1f{p.tool_id}\x1f{p.document}\x1e".encode())
