@@ -77,18 +77,15 @@ def _config(args: argparse.Namespace) -> Any:
 
 
 def _labelled(path: str) -> list[tuple[str, list[str]]]:
+    from toolret.eval.datasets import _read_jsonl
+
+    if not Path(path).is_file():
+        raise DatasetError(f"{path}: file not found (--pairs takes a JSON lines file)")
     bundles: list[tuple[str, list[str]]] = []
-    with open(path, encoding="utf-8") as handle:
-        for lineno, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DatasetError(f"{path}:{lineno}: not valid JSON ({exc.msg} at column {exc.colno})") from None
-            if not isinstance(obj, dict) or not isinstance(obj.get("query"), str) or not obj.get("tools"):
-                raise DatasetError(f'{path}:{lineno}: expected {{"query": "...", "tools": ["tool id", ...]}}')
-            bundles.append((obj["query"], [str(t) for t in obj["tools"]]))
+    for lineno, obj in _read_jsonl(Path(path)):
+        if not isinstance(obj.get("query"), str) or not obj.get("tools"):
+            raise DatasetError(f'{path}:{lineno}: expected {{"query": "...", "tools": ["tool id", ...]}}')
+        bundles.append((obj["query"], [str(t) for t in obj["tools"]]))
     return bundles
 
 

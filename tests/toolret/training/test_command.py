@@ -66,3 +66,15 @@ def _tools_file(tmp_path) -> str:
     path = tmp_path / "tools.jsonl"
     path.write_text("".join(json.dumps(t.model_dump(include={"id", "name", "description"})) + "\n" for t in TOOLS))
     return str(path)
+
+
+def test_a_bad_labelled_pairs_line_is_named_before_anything_trains(tmp_path, capsys) -> None:
+    kb = ToolKnowledgeBase(tmp_path / "kb")
+    kb.add(TOOLS)
+    kb.save()
+    kb.close()
+    pairs = tmp_path / "labelled.jsonl"
+    pairs.write_text('{"query": "rain in Oslo?", "tools": ["weather"]}\n{"query": "no tools"}\n')
+    assert main(["train", "--kb", str(tmp_path / "kb"), "--out", str(tmp_path / "m"), "--pairs", str(pairs)]) == 2
+    assert f"{pairs}:2" in capsys.readouterr().err
+    assert not (tmp_path / "m").exists()
