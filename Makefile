@@ -41,7 +41,7 @@ demo: $(DEMO_STAMP)
 	$(PY) examples/stdlib_demo.py
 
 # Lint first (ruff check, ruff format --check, mypy; settings in pyproject.toml), then every test.
-LINT_PATHS := shared langchain_toolret llamaindex_toolret tests examples
+LINT_PATHS := shared langchain_toolret llamaindex_toolret tests examples experiments
 lint: $(STAMP)
 	$(PY) -m ruff check $(LINT_PATHS)
 	$(PY) -m ruff format --check $(LINT_PATHS) README.md docs
