@@ -34,7 +34,6 @@ from typing_extensions import NotRequired
 
 from langchain_toolret.conversation import conversation_query
 from langchain_toolret.narrowing import DEFAULT_TOOL_LIMIT, Fallback, NarrowingMiddleware, Step
-from langchain_toolret.options import config_argument
 from langchain_toolret.search_tool import DEFAULT_SEARCH_TOOL_NAME
 from toolret import RetrievalConfig, SearchResult, ToolKnowledgeBase
 
@@ -88,13 +87,12 @@ class ToolSearchMiddleware(NarrowingMiddleware):
         tool_limit: int = DEFAULT_TOOL_LIMIT,
         query_builder: Callable[[list[BaseMessage]], str | None] | None = None,
         condensed_descriptions: bool = False,
-        preset: str | RetrievalConfig | None = None,
     ) -> None:
         if max_tools < 1 or seed_k < 0 or search_k < 1:
             raise ValueError("max_tools and search_k must be at least 1, seed_k at least 0")
         super().__init__(
             knowledge_base=knowledge_base,
-            config=config_argument(config, preset, type(self).__name__),
+            config=config,
             llm=llm,
             embedder=embedder,
             always_include=always_include,
@@ -156,7 +154,6 @@ def create_agent(
     search_tool_name: str = DEFAULT_SEARCH_TOOL_NAME,
     search_min_score: float | None = None,
     condensed_descriptions: bool = False,
-    preset: str | RetrievalConfig | None = None,
     system_prompt: Any = None,
     state_schema: type[Any] | None = None,
     middleware: Sequence[AgentMiddleware[Any, Any, Any]] = (),
@@ -175,7 +172,7 @@ def create_agent(
         seed_k: tools pre-retrieved from each new user message (0: the model must search).
         knowledge_base: a prebuilt knowledge base over the same tool names (default: index
             ``tools`` on first use).
-        config, llm: retrieval preset or ``RetrievalConfig`` (``preset=``: deprecated name), and a
+        config, llm: retrieval preset or ``RetrievalConfig``, and a
             chat model for its LLM steps (``"full"``).
         always_include: tool names bound on every call.
         condensed_descriptions: bind copies of the tools described by their condensed card
@@ -199,7 +196,7 @@ def create_agent(
         search_k=search_k,
         seed_k=seed_k,
         knowledge_base=knowledge_base,
-        config=config_argument(config, preset, "create_agent"),
+        config=config,
         llm=llm,
         always_include=always_include,
         search_tool_name=search_tool_name,

@@ -49,7 +49,6 @@ from typing_extensions import NotRequired, TypedDict
 
 from langchain_toolret.conversation import conversation_query
 from langchain_toolret.index import ToolIndex
-from langchain_toolret.options import config_argument
 from toolret import ConfigError, K, QueryError, RetrievalConfig, SearchResult, TraceStep, validate_k
 from toolret.retrieval.driver import STAGES, StageName, finish_search, next_stage
 from toolret.retrieval.pipeline import SearchState
@@ -113,7 +112,6 @@ def build_tool_retrieval_graph(
     query_builder: Callable[[list[BaseMessage]], str | None] | None = None,
     name: str = "tool_retrieval",
     parent: Any = None,
-    preset: str | RetrievalConfig | None = None,
 ) -> Any:
     """Compile the retrieval phases into a LangGraph graph over ``source``.
 
@@ -123,8 +121,7 @@ def build_tool_retrieval_graph(
             ``ToolKnowledgeBase``.
         k: tools to select, or ``"auto"``.
         config: the retrieval preset or ``RetrievalConfig`` (``"balanced"`` plans offline and
-            reflects; ``"full"`` plans, reranks and judges coverage with ``llm``); ``preset=``
-            is its deprecated name.
+            reflects; ``"full"`` plans, reranks and judges coverage with ``llm``).
         llm: a LangChain chat model (or toolret LLM) for the LLM steps.
         always_include: tool names put first in ``selected_tools`` whatever the search finds.
         query_builder: conversation → query, searched as it is (default: the latest user
@@ -139,7 +136,7 @@ def build_tool_retrieval_graph(
     """
     if parent is not None:
         check_parent_state(parent)
-    index = ToolIndex.coerce(source, config=config_argument(config, preset, "build_tool_retrieval_graph"), llm=llm)
+    index = ToolIndex.coerce(source, config=config, llm=llm)
     k = validate_k(k)
     build = query_builder or conversation_query
     fixed = list(dict.fromkeys(always_include))

@@ -51,7 +51,6 @@ from typing_extensions import NotRequired
 from langchain_toolret.conversation import conversation_query, current_turn, earlier_turns, tool_results, turn_key
 from langchain_toolret.llm import resolve_chat_model
 from langchain_toolret.narrowing import DEFAULT_TOOL_LIMIT, Fallback, NarrowingMiddleware, Step
-from langchain_toolret.options import config_argument
 from toolret import ConfigError, K, QueryError, RetrievalConfig, SearchResult, ToolKnowledgeBase, validate_k
 from toolret.llm.protocol import MalformedOutputError
 
@@ -81,7 +80,7 @@ class ToolSelectionMiddleware(NarrowingMiddleware):
             (a missing one is a ``KnowledgeBaseError`` naming it; extra ones are never offered);
             default: index ``request.tools`` on first use.
         config: retrieval preset or ``RetrievalConfig`` (default ``"full"`` when ``llm`` is
-            given, else ``"fast"``); ``preset=`` is its deprecated name.
+            given, else ``"fast"``).
         llm: a LangChain chat model (or toolret LLM) for the engine's LLM steps.
         model: the same as ``llm``, under ``LLMToolSelectorMiddleware``'s name; a
             ``"provider:model"`` string is resolved by LangChain's ``init_chat_model``. Unlike
@@ -136,7 +135,6 @@ class ToolSelectionMiddleware(NarrowingMiddleware):
         tool_limit: int = DEFAULT_TOOL_LIMIT,
         query_builder: Callable[[list[BaseMessage]], str | None] | None = None,
         condensed_descriptions: bool = False,
-        preset: str | RetrievalConfig | None = None,
         model: str | BaseChatModel | None = None,
         system_prompt: str | None = None,
         max_retries: int | None = None,
@@ -152,7 +150,7 @@ class ToolSelectionMiddleware(NarrowingMiddleware):
         llm = resolve_chat_model(model) if model is not None else llm
         _check_parsing_failure(on_parsing_failure)
         config = _with_llm_steps(
-            config_argument(config, preset, type(self).__name__),
+            config,
             knowledge_base,
             llm,
             system_prompt=system_prompt,

@@ -45,7 +45,7 @@ from langgraph.graph import MessagesState
 from langchain_toolret.binding import ToolDefinitions
 from langchain_toolret.condensed import CondensedTools
 from langchain_toolret.index import ToolIndex
-from langchain_toolret.options import config_argument, record_selection
+from langchain_toolret.options import record_selection
 from langchain_toolret.retriever import ToolRetriever
 from toolret import K, QueryError, RetrievalConfig, SearchResult, ToolKnowledgeBase, validate_k
 
@@ -70,7 +70,6 @@ def create_tool_retrieval_node(
     config: str | RetrievalConfig | None = None,
     llm: Any = None,
     query_builder: Callable[[list[BaseMessage]], str | None] | None = None,
-    preset: str | RetrievalConfig | None = None,
 ) -> RunnableLambda[dict[str, Any], dict[str, Any]]:
     """A node that reads the conversation from ``state[messages_key]`` and writes the names
     (the ids LangChain and ``ToolNode`` use) of the retrieved tools, ``always_include``
@@ -78,12 +77,12 @@ def create_tool_retrieval_node(
 
     ``source`` is the tools to index (in memory, once), a :class:`ToolRetriever`, a
     :class:`~langchain_toolret.index.ToolIndex` or a prebuilt ``ToolKnowledgeBase``.
-    ``config`` is a preset name or ``RetrievalConfig`` (``preset=``: deprecated name). The
+    ``config`` is a preset name or ``RetrievalConfig``. The
     query is the latest user message, with earlier turns for a follow-up
     (:meth:`~langchain_toolret.index.ToolIndex.search_turn`); a ``query_builder``'s query is
     searched as it is. A conversation without a user message raises :class:`toolret.QueryError`.
     """
-    index = ToolIndex.coerce(source, config=config_argument(config, preset, "create_tool_retrieval_node"), llm=llm)
+    index = ToolIndex.coerce(source, config=config, llm=llm)
     k = validate_k(k)
     fixed = list(dict.fromkeys(always_include))
 

@@ -1,43 +1,15 @@
-"""Arguments every LangChain entry point shares: ``config=`` (``preset=`` deprecated) and the
-record a selection leaves in LangSmith / callbacks.
-
-Example:
-    >>> import warnings
-    >>> config_argument("balanced", None, "ToolRetriever")
-    'balanced'
-    >>> with warnings.catch_warnings(record=True) as caught:
-    ...     warnings.simplefilter("always")
-    ...     config_argument(None, "fast", "ToolRetriever"), caught[0].category.__name__
-    ('fast', 'DeprecationWarning')
-"""
+"""What a selection leaves in LangSmith / callbacks, shared by every LangChain entry point."""
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.runnables import RunnableLambda
 
-from toolret import ConfigError, RetrievalConfig, SearchResult
+from toolret import SearchResult
 
-__all__ = ["config_argument", "record_selection", "selection_record"]
-
-
-def config_argument(
-    config: RetrievalConfig | str | None, preset: RetrievalConfig | str | None, owner: str
-) -> RetrievalConfig | str | None:
-    """``config=``, or the deprecated ``preset=`` (a DeprecationWarning); both at once is an error."""
-    if preset is None:
-        return config
-    warnings.warn(
-        f"{owner}(preset=...) is deprecated; pass config=... (a preset name or RetrievalConfig)",
-        DeprecationWarning,
-        stacklevel=3,
-    )
-    if config is not None and config != preset:
-        raise ConfigError(f"{owner}: pass config= only (preset= is its deprecated name)")
-    return preset
+__all__ = ["record_selection", "selection_record"]
 
 
 def selection_record(query: str | None, result: SearchResult | None, tools: Sequence[str]) -> dict[str, Any]:

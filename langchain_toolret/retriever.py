@@ -42,7 +42,6 @@ from pydantic import ConfigDict, Field, PrivateAttr, field_validator
 
 from langchain_toolret.condensed import CondensedTools
 from langchain_toolret.index import ToolIndex
-from langchain_toolret.options import config_argument
 from toolret import K, RetrievalConfig, SearchResult, ToolKnowledgeBase, validate_k
 from toolret.errors import QueryError
 from toolret.retrieval.definitions import validate_budget
@@ -121,16 +120,14 @@ class ToolRetriever(BaseRetriever):
         embedder: Any = None,
         llm: Any = None,
         condensed_descriptions: bool = False,
-        preset: str | RetrievalConfig | None = None,
         token_budget: int | None = None,
     ) -> ToolRetriever:
         """Index ``tools`` in an in-memory knowledge base and retrieve from it.
 
         ``config``: preset name or ``RetrievalConfig`` (default ``"fast"``, or ``"full"`` with
-        an ``llm``; ``preset=`` is its deprecated name). ``llm`` (a LangChain chat model or a
+        an ``llm``). ``llm`` (a LangChain chat model or a
         toolret LLM) is what ``"full"`` plans and reranks with.
         """
-        config = config_argument(config, preset, "ToolRetriever.from_tools")
         index = ToolIndex.from_tools(tools, config=config, embedder=embedder, llm=llm)
         return cls(index=index, k=k, condensed_descriptions=condensed_descriptions, token_budget=token_budget)
 

@@ -92,6 +92,35 @@ def test_benchmark_code_stays_out_of_the_runtime_path():
     assert not {m: v for m, v in leaks.items() if v}
 
 
+def _docstrings(tree: ast.AST) -> set[int]:
+    """ids of the string constants that are docstrings (a module's, class's or function's first statement)."""
+    out: set[int] = set()
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if (
+            isinstance(body, list)
+            and body
+            and isinstance(body[0], ast.Expr)
+            and isinstance(body[0].value, ast.Constant)
+        ):
+            out.add(id(body[0].value))
+    return out
+
+
+def test_the_engine_never_names_an_adapter_in_code():
+    """Adapters depend on the engine, never the other way: an adapter's converter is found through
+    the ``toolret.converters`` entry points (pyproject.toml), not by a module name the engine holds."""
+    offenders = []
+    for module, path in _modules().items():
+        tree = ast.parse(path.read_text())
+        docs = _docstrings(tree)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs:
+                if "langchain_toolret" in node.value or "llamaindex_toolret" in node.value:
+                    offenders.append(f"{module}:{node.lineno}")
+    assert not offenders, offenders
+
+
 def test_training_code_stays_out_of_the_runtime_path():
     """Searching never imports the training package (it needs torch; search must not)."""
     runtime = [m for m in _modules() if not m.startswith(("toolret.training", "toolret.cli"))]

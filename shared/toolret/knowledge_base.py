@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import warnings
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -172,7 +171,7 @@ class ToolKnowledgeBase:
         near the best score (``config.auto_ratio``, ``auto_margin``) and each sub-task's best, at most
         ``config.auto_max_k``. ``conversation`` is the chat before ``query`` (chat messages, role/content mappings
         or pairs; :mod:`toolret.retrieval.conversation`): the LLM planner resolves "book a table *there*" with it;
-        offline searches ignore it (``history=``: deprecated name). ``llm`` is this search's model instead of the
+        offline searches ignore it. ``llm`` is this search's model instead of the
         knowledge base's. ``token_budget``: the chosen tools' definitions fit this many tokens, best tools first;
         ``definition`` (tool -> definition as bound; default the stored one) is what is counted, and a tool
         whose definition raises is left out with a warning (:mod:`toolret.retrieval.definitions`).
@@ -192,16 +191,10 @@ class ToolKnowledgeBase:
         config: RetrievalConfig | str | None = None,
         conversation: Iterable[Any] | None = None,
         llm: Any = None,
-        history: Iterable[Any] | None = None,
         token_budget: int | None = None,
         definition: Callable[[ScoredTool], Any] | None = None,
     ) -> SearchState:
         """A validated, not yet run search, for driving the stages one by one (:mod:`toolret.retrieval.driver`)."""
-        if history is not None:
-            warnings.warn(
-                "search(history=...) is deprecated; pass the chat as conversation=...", DeprecationWarning, stacklevel=3
-            )
-            conversation = history if conversation is None else conversation
         cfg = RetrievalConfig.resolve(config, self.config)
         learned = self._memory.learned
         if cfg.use_learned and learned is not None and cfg.learned is None:

@@ -349,13 +349,12 @@ def test_the_selection_is_a_traced_child_run_with_query_tools_scores_and_trace(k
     assert runs[0].parent_run_id is not None  # a child of the agent's run, not a stray root
 
 
-def test_max_tools_is_k_under_langchains_name_and_preset_is_deprecated():
+def test_max_tools_is_k_under_langchains_name_and_config_is_the_only_preset_keyword():
     assert ToolSelectionMiddleware(max_tools=3).k == 3
     with pytest.raises(ValueError, match="not both"):
         ToolSelectionMiddleware(k=2, max_tools=3)
-    with pytest.warns(DeprecationWarning, match=r"preset=\.\.\.\) is deprecated; pass config="):
-        middleware = ToolSelectionMiddleware(preset="balanced")
-    assert middleware.index.config.name == "balanced"
+    with pytest.raises(TypeError, match="preset"):  # the pre-release name is gone, not silently ignored
+        ToolSelectionMiddleware(preset="balanced")  # type: ignore[call-arg]
     assert ToolSelectionMiddleware(config="balanced").index.config.name == "balanced"
 
 

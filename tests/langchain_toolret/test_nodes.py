@@ -103,11 +103,12 @@ def test_selector_node_over_a_long_pasted_request_uses_the_engine_rule(tool_inde
     assert node.invoke({"messages": [HumanMessage(pasted)]}) == {"selected_tools": ["translate_text"]}
 
 
-def test_preset_is_a_deprecated_name_of_config(tool_index):
-    with pytest.warns(DeprecationWarning, match="create_tool_retrieval_node"):
-        create_tool_retrieval_node(tool_index, preset="fast")
-    with pytest.warns(DeprecationWarning, match="ToolRetriever.from_tools"):
-        ToolRetriever.from_tools([], preset="fast")
+def test_config_is_the_only_preset_keyword(tool_index):
+    # the pre-release name preset= is gone: a clear TypeError, never silently ignored
+    with pytest.raises(TypeError, match="preset"):
+        create_tool_retrieval_node(tool_index, preset="fast")  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="preset"):
+        ToolRetriever.from_tools([], preset="fast")  # type: ignore[call-arg]
 
 
 def test_the_selector_nodes_choice_is_a_child_run_with_scores_and_trace(tool_index):

@@ -97,7 +97,7 @@ async def test_async_retrieval_does_not_block_the_event_loop(tool_index):
 
 
 def test_from_tools_builds_its_own_knowledge_base(tools):
-    retriever = ToolRetriever.from_tools(tools, k=1, preset="balanced")
+    retriever = ToolRetriever.from_tools(tools, k=1, config="balanced")
     assert isinstance(retriever.knowledge_base, ToolKnowledgeBase)
     assert retriever.knowledge_base.config.name == "balanced"
     assert retriever.invoke("create a meeting on Monday at 10")[0].id == "create_calendar_event"

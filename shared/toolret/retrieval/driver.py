@@ -49,7 +49,6 @@ class SearchOptions(TypedDict, total=False):
     llm: Any
     token_budget: int | None
     definition: Callable[[ScoredTool], Any] | None
-    history: Iterable[Any] | None  # the former, deprecated name of ``conversation``
 
 
 #: Every stage by name; each reads and extends one :class:`SearchState`.

@@ -18,7 +18,8 @@ Example:
 
 from __future__ import annotations
 
-import importlib
+import functools
+import importlib.metadata
 import json
 import logging
 from pathlib import Path
@@ -52,18 +53,13 @@ logger = logging.getLogger("toolret")
 
 _UNNAMED = "<unnamed>"
 _EXTRA_KEYS = ("response", "returns", "examples")
-#: Packages whose tool objects need an adapter rather than generic ingestion.
-_FRAMEWORKS = {
-    "langchain": "langchain_toolret",
-    "llama_index": "llamaindex_toolret",
-    "mcp": "toolret.sources.mcp.from_mcp_tool",
-}
-#: The converter (module, function) of each framework whose adapter ships with toolret; imported
-#: only when such a tool is given, so the engine itself depends on no framework.
-_CONVERTERS = {
-    "langchain": ("langchain_toolret.ingest", "tool_to_doc", "langchain"),
-    "llama_index": ("llamaindex_toolret.ingest", "tool_to_doc", "llamaindex"),
-}
+#: Packages whose tool objects need an adapter rather than generic ingestion: those with a
+#: converter registered under the ``toolret.converters`` entry-point group (the adapters shipped
+#: with toolret register theirs in pyproject.toml), and MCP, converted in the engine.
+_MCP = "mcp"
+#: The entry-point group an adapter registers its ``tool object -> ToolDoc`` converter in, named
+#: by the framework's top-level package (``langchain``, ``llama_index``).
+CONVERTER_GROUP = "toolret.converters"
 #: JSON-schema type names (plus "any", what toolret writes for a $ref or a missing type).
 JSON_SCHEMA_TYPES = frozenset({"string", "number", "integer", "boolean", "array", "object", "null", "any"})
 
@@ -370,7 +366,8 @@ def to_tool_doc(obj: Any) -> ToolDoc:
     ToolDoc → itself; dict → :func:`from_record` when it has ``id`` and ``source`` or
     ``category``, else :func:`from_openai`; callable → :func:`from_callable`. LangChain and
     LlamaIndex tools (recognised by the package of a class they derive from, no import needed)
-    are converted by their adapter's ``tool_to_doc``, imported on first use; without the
+    are converted by the ``tool_to_doc`` their adapter registers (entry-point group
+    ``toolret.converters``), imported on first use; without the
     adapter installed, and for MCP tool objects, an InvalidToolError names the function to use.
     """
     if isinstance(obj, ToolDoc):
@@ -391,13 +388,21 @@ def to_tool_doc(obj: Any) -> ToolDoc:
     )
 
 
+@functools.cache
+def _converters() -> dict[str, importlib.metadata.EntryPoint]:
+    """Framework package name -> its registered converter, read once from the installed metadata
+    (scanning it costs about a millisecond; every callable a user indexes asks)."""
+    return {ep.name: ep for ep in importlib.metadata.entry_points(group=CONVERTER_GROUP)}
+
+
 def _framework_of(obj: Any) -> str | None:
     """The agent framework ``obj``'s class (or a base class) comes from, by package name; None for others."""
+    frameworks = [*_converters(), _MCP]
     for cls in type(obj).__mro__:
         package = (getattr(cls, "__module__", "") or "").split(".", 1)[0]
         if package.endswith("toolret"):
             continue
-        for framework in _FRAMEWORKS:
+        for framework in frameworks:
             if package == framework or package.startswith(framework + "_"):
                 return framework
     return None
@@ -414,21 +419,25 @@ def _label_of(obj: Any) -> str:
 
 def _from_framework(obj: Any, framework: str) -> ToolDoc:
     label = _label_of(obj)
-    if framework not in _CONVERTERS:
+    entry = _converters().get(framework)
+    if entry is None:
         raise InvalidToolError(
             label,
             "tool",
-            f"{type(obj).__name__} objects are converted by {_FRAMEWORKS[framework]}, not by generic ingestion",
+            f"{type(obj).__name__} objects are converted by toolret.sources.mcp.from_mcp_tool, not by generic ingestion"
+            if framework == _MCP
+            else f"{type(obj).__name__} is a {framework} tool and no converter is registered for it "
+            f"(entry-point group {CONVERTER_GROUP!r}); reinstall toolret",
         )
-    module, function, extra = _CONVERTERS[framework]
     try:
-        convert = getattr(importlib.import_module(module), function)
+        convert = entry.load()
     except ImportError:
+        extra = entry.extras[0] if entry.extras else framework
+        function = f"{entry.module}.{entry.attr}"
         raise InvalidToolError(
             label,
             "tool",
             f"{type(obj).__name__} is a {framework} tool: install its adapter "
-            f"(pip install 'toolret[{extra}]') so {module}.{function} converts it, "
-            f"or pass {module}.{function}(tool) yourself",
+            f"(pip install 'toolret[{extra}]') so {function} converts it, or pass {function}(tool) yourself",
         ) from None
     return checked_doc(convert(obj))

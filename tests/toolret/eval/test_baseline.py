@@ -10,8 +10,6 @@ from toolret.documents.tool_doc import ToolDoc
 from toolret.eval import evaluate, load_dataset
 from toolret.eval.baseline import BM25Baseline
 
-BENCHMARKS = Path(__file__).resolve().parents[3].parent / "shared" / "benchmarks"
-
 DOCS = [
     ToolDoc(name="get_weather", description="Current weather forecast for a city."),
     ToolDoc(name="send_email", description="Send an email message to a recipient."),
@@ -52,9 +50,9 @@ def test_empty_registry_returns_nothing() -> None:
     assert BM25Baseline([]).search("anything", k=5).tools == []
 
 
-def test_reproduces_the_plain_baseline_of_the_restbench_tmdb_readme() -> None:
+def test_reproduces_the_plain_baseline_of_the_restbench_tmdb_readme(benchmarks: Path) -> None:
     # README table, row "plain": R@1 0.200, R@5 0.429, R@10 0.542, NDCG@10 0.443, Comp@5 0.190, Comp@10 0.300
-    ds = load_dataset(BENCHMARKS / "restbench_tmdb")
+    ds = load_dataset(benchmarks / "restbench_tmdb")
     m = evaluate(BM25Baseline(ds.tools), ds, ks=(1, 5, 10), curve_k=0).metrics
     assert m["recall@1"] == pytest.approx(0.200, abs=5e-4)
     assert m["recall@5"] == pytest.approx(0.429, abs=5e-4)

@@ -11,8 +11,6 @@ import pytest
 from toolret.errors import DatasetError
 from toolret.eval.datasets import EvalQuery, load_dataset, sample_queries
 
-BENCHMARKS = Path(__file__).resolve().parents[3].parent / "shared" / "benchmarks"
-
 TOOLS = [
     {
         "id": "get_weather",

@@ -67,4 +67,4 @@ def test_search_rejects_bad_history_before_searching(embedder):
     kb = ToolKnowledgeBase(embedder=embedder)
     kb.add([ToolDoc(name="get_weather", description="Weather for a city.")])
     with pytest.raises(QueryError, match="history"):
-        kb.search("weather", history=[("robot", "beep")])
+        kb.search("weather", conversation=[("robot", "beep")])

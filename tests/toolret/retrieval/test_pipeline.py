@@ -167,7 +167,7 @@ def test_search_history_and_feedback_docs_reach_the_llm_planner(kb):
     )
     kb.llm = llm
     chat = [("user", "I land in Lisbon tomorrow morning"), {"role": "ai", "content": "Have a good flight!"}]
-    result = kb.search("weather there, and a sushi place for dinner", k=2, config="full", history=chat)
+    result = kb.search("weather there, and a sushi place for dinner", k=2, config="full", conversation=chat)
     prompt = llm.calls[0][-1].content
     assert "user: I land in Lisbon tomorrow morning\nassistant: Have a good flight!" in prompt
     # pseudo-relevance feedback (full: prf_docs=3): the raw query's best BM25 tools, as data
@@ -183,7 +183,7 @@ def test_prf_off_and_offline_searches_ignore_history(kb):
     assert '<data name="feedback">' not in llm.calls[0][-1].content
     chat = [("user", "I land in Lisbon tomorrow")]
     assert (
-        kb.search("weather there", k=2, config="balanced", history=chat).ids
+        kb.search("weather there", k=2, config="balanced", conversation=chat).ids
         == kb.search("weather there", k=2, config="balanced").ids
     )
 

@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 import pytest
 
+from tests.conftest import require_benchmarks
 from toolret.documents.tool_doc import ToolDoc
 from toolret.errors import DatasetError, InvalidToolError
 from toolret.sources.ingest import (
@@ -23,8 +24,6 @@ from toolret.sources.ingest import (
     to_tool_doc,
 )
 
-BENCHMARKS = Path(__file__).resolve().parents[3].parent / "shared" / "benchmarks"
-
 WEATHER_PARAMS = {
     "type": "object",
     "properties": {
@@ -36,8 +35,7 @@ WEATHER_PARAMS = {
 
 
 def _first_record(dataset: str) -> dict[str, Any]:
-    path = BENCHMARKS / dataset / "tools.jsonl"
-    assert path.exists(), f"benchmark file {path} is missing: ../shared must sit beside the repository"
+    path = require_benchmarks() / dataset / "tools.jsonl"
     with path.open(encoding="utf-8") as fh:
         return json.loads(fh.readline())
 
@@ -517,3 +515,55 @@ def test_an_unknown_property_type_warns_naming_tool_and_field_and_keeps_the_tool
     assert any("get_weather" in m and "parameters.properties.city.type" in m and "'strin'" in m for m in warned)
     assert any("parameters.properties.days.anyOf[0].type" in m for m in warned)
     assert not any("unit" in m for m in warned)
+
+
+# ------------------------------------------------------------------ framework converters (entry points)
+def test_the_shipped_adapters_register_their_converters_as_entry_points() -> None:
+    from toolret.sources import ingest
+
+    found = {name: entry.value for name, entry in ingest._converters().items()}
+    assert found["langchain"] == "langchain_toolret.ingest:tool_to_doc [langchain]"
+    assert found["llama_index"] == "llamaindex_toolret.ingest:tool_to_doc [llamaindex]"
+
+
+class _AcmeTool:
+    """A tool object of a framework toolret does not ship an adapter for."""
+
+    __module__ = "acme_agents.tools"
+    name = "launch_rocket"
+
+    def __call__(self) -> None:  # callable, so only the registered converter keeps it from from_callable
+        return None
+
+
+def _acme_to_doc(tool: _AcmeTool) -> ToolDoc:
+    return ToolDoc(name=tool.name, description="Launch a rocket.", metadata={"framework": "acme"})
+
+
+def test_a_third_party_adapter_plugs_in_through_the_entry_point_group(monkeypatch) -> None:
+    import importlib.metadata
+
+    from toolret.sources import ingest
+
+    entry = importlib.metadata.EntryPoint(
+        name="acme_agents", value=f"{__name__}:_acme_to_doc", group=ingest.CONVERTER_GROUP
+    )
+    shipped = ingest._converters()
+    monkeypatch.setattr(ingest, "_converters", lambda: {**shipped, "acme_agents": entry})
+    doc = to_tool_doc(_AcmeTool())
+    assert (doc.name, doc.metadata["framework"]) == ("launch_rocket", "acme")
+
+
+def test_a_registered_converter_whose_adapter_is_not_installed_names_the_extra(monkeypatch) -> None:
+    import importlib.metadata
+
+    from toolret.sources import ingest
+
+    entry = importlib.metadata.EntryPoint(
+        name="acme_agents", value="acme_toolret_missing.ingest:tool_to_doc [acme]", group=ingest.CONVERTER_GROUP
+    )
+    monkeypatch.setattr(ingest, "_converters", lambda: {"acme_agents": entry})
+    with pytest.raises(
+        InvalidToolError, match=r"pip install 'toolret\[acme\]'.*acme_toolret_missing\.ingest\.tool_to_doc"
+    ):
+        to_tool_doc(_AcmeTool())
