@@ -3,7 +3,7 @@
     python examples/langchain_agentic.py
     python examples/langchain_agentic.py --model openai:gpt-4o-mini
 
-``langchain_toolret.create_agent`` gives the model a ``search_tools`` tool whose answer lists
+``langchain_toolret.create_tool_search_agent`` gives the model a ``search_tools`` tool whose answer lists
 tool names with one-line descriptions; tools it finds are bound from its next call on. Each
 new user message is seeded with a pre-retrieval, so simple requests need no search at all.
 The bound set lives in the agent state (``selected_tool_ids``, checkpointed with the
@@ -19,7 +19,7 @@ from langchain_core.messages import AIMessage
 from langchain_stdlib_tools import chat_model, model_argument, stdlib_langchain_tools
 from langgraph.checkpoint.memory import InMemorySaver
 
-from langchain_toolret import create_agent
+from langchain_toolret import create_tool_search_agent
 from langchain_toolret.testing import ModelCall, ScriptedChatModel, tool_call
 
 TURNS = [
@@ -56,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     tools = stdlib_langchain_tools()
     scripted = scripted_model()
-    agent = create_agent(
+    agent = create_tool_search_agent(
         chat_model(args.model, scripted),
         tools,
         max_tools=4,

@@ -4,7 +4,7 @@
 
 Runs LangChain's ``create_agent`` over the 650-tool standard-library registry for a set of
 requests, once with every tool bound and once with ``ToolSelectionMiddleware``, and with the
-agentic ``create_agent``. The scripted model records the exact tool definitions each call
+agentic ``create_tool_search_agent``. The scripted model records the exact tool definitions each call
 received (what ``bind_tools`` sends); tokens are estimated as characters / 4 of that JSON.
 Selection latency is the time spent inside the middleware before the model is called,
 measured by two timing middleware around it; the first call (which indexes the registry) is
@@ -31,7 +31,7 @@ from langchain_core.messages import AIMessage
 from langchain_stdlib_tools import stdlib_langchain_tools
 from langgraph.checkpoint.memory import InMemorySaver
 
-from langchain_toolret import ToolSelectionMiddleware, create_agent
+from langchain_toolret import ToolSelectionMiddleware, create_tool_search_agent
 from langchain_toolret.condensed import CondensedTools
 from langchain_toolret.testing import ModelCall, ScriptedChatModel, tool_call
 
@@ -130,7 +130,7 @@ def _selector_run(tools: list[Any], k: int, **options: Any) -> tuple[dict[str, A
 def _agentic_run(tools: list[Any], kb: Any, **options: Any) -> dict[str, Any]:
     """All requests in one conversation, so the bound set fills up to its cap."""
     agentic = _model(len(REQUESTS))
-    agent = create_agent(
+    agent = create_tool_search_agent(
         agentic, tools, max_tools=10, seed_k=3, knowledge_base=kb, checkpointer=InMemorySaver(), **options
     )
     for request in REQUESTS:

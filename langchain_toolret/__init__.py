@@ -6,7 +6,7 @@ Install with ``pip install 'toolret[langchain]'``.
 * :class:`ToolSelectionMiddleware` — narrows ``create_agent``'s tools to the turn's needs.
 * :func:`create_tool_retrieval_node` / :func:`create_model_node` — LangGraph selector and
   model nodes; :func:`build_tool_retrieval_graph` — the retrieval phases as a subgraph.
-* :func:`create_agent` — an agent that searches its own tools, with a bounded working set.
+* :func:`create_tool_search_agent` — an agent that searches its own tools, with a bounded working set.
 * :class:`ChatModelLLM` — a LangChain chat model as the engine's LLM (``config="full"``).
 * :func:`tool_to_doc` — a LangChain tool as a toolret ``ToolDoc``.
 
@@ -20,7 +20,7 @@ Example::
 
 from __future__ import annotations
 
-from langchain_toolret.agent import ToolSearchMiddleware, ToolSearchState, create_agent
+from langchain_toolret.agent import ToolSearchMiddleware, ToolSearchState, create_tool_search_agent
 from langchain_toolret.graph import build_tool_retrieval_graph
 from langchain_toolret.index import ToolIndex
 from langchain_toolret.ingest import tool_to_doc
@@ -44,7 +44,7 @@ __all__ = [
     "ToolSelectionMiddleware",
     "ToolSelectionState",
     "build_tool_retrieval_graph",
-    "create_agent",
+    "create_tool_search_agent",
     "create_model_node",
     "create_search_tool",
     "create_tool_retrieval_node",

@@ -15,7 +15,7 @@ tools it finds are bound from its next call on. What differs, and why:
 
 Example::
 
-    agent = create_agent(model, tools=all_tools, max_tools=8, checkpointer=InMemorySaver())
+    agent = create_tool_search_agent(model, tools=all_tools, max_tools=8, checkpointer=InMemorySaver())
     agent.invoke({"messages": [("user", "convert 20 euros to yen")]},
                  {"configurable": {"thread_id": "1"}})
 """
@@ -37,7 +37,7 @@ from langchain_toolret.narrowing import DEFAULT_TOOL_LIMIT, Fallback, NarrowingM
 from langchain_toolret.search_tool import DEFAULT_SEARCH_TOOL_NAME
 from toolret import RetrievalConfig, SearchResult, ToolKnowledgeBase
 
-__all__ = ["ToolSearchMiddleware", "ToolSearchState", "create_agent", "lru_add"]
+__all__ = ["ToolSearchMiddleware", "ToolSearchState", "create_tool_search_agent", "lru_add"]
 
 _KEY = "selected_tool_ids"
 
@@ -65,7 +65,7 @@ def lru_add(bound: Sequence[str], names: Sequence[str], cap: int | None = None) 
 class ToolSearchMiddleware(NarrowingMiddleware):
     """The agentic mode's middleware: bind the searched, seeded and used tools, at most ``max_tools``.
 
-    See :func:`create_agent` for the arguments.
+    See :func:`create_tool_search_agent` for the arguments.
     """
 
     state_schema = ToolSearchState
@@ -140,7 +140,7 @@ class ToolSearchMiddleware(NarrowingMiddleware):
         return sorted(bound), ({_KEY: bound} if bound != old else None)
 
 
-def create_agent(
+def create_tool_search_agent(
     model: Any,
     tools: Sequence[BaseTool | Callable[..., Any] | dict[str, Any]],
     *,

@@ -1,4 +1,4 @@
-"""Agentic mode: a real create_agent over several turns with a checkpointer; the bound set stays bounded."""
+"""Agentic mode: a real create_tool_search_agent over several turns with a checkpointer; the bound set stays bounded."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from langchain_core.messages import HumanMessage, SystemMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from typing_extensions import NotRequired
 
-from langchain_toolret import create_agent
+from langchain_toolret import create_tool_search_agent
 from langchain_toolret.agent import lru_add
 from langchain_toolret.testing import ModelCall, ScriptedChatModel, tool_call
 
@@ -37,7 +37,7 @@ def test_several_turns_search_seed_and_evict_within_the_cap(tool_index, tools):
         "Booked.",  # turn 3
     ]
     model = ScriptedChatModel(replies=replies)
-    agent = create_agent(
+    agent = create_tool_search_agent(
         model,
         tools,
         max_tools=3,
@@ -79,7 +79,7 @@ def test_without_seeding_the_model_starts_from_search_only(tool_index, tools):
     model = ScriptedChatModel(
         replies=[tool_call("search_tools", query="stock price"), tool_call("get_stock_price", ticker="ACME"), "123.45"]
     )
-    agent = create_agent(model, tools, seed_k=0, search_k=1, knowledge_base=tool_index.kb)
+    agent = create_tool_search_agent(model, tools, seed_k=0, search_k=1, knowledge_base=tool_index.kb)
     out = agent.invoke({"messages": [HumanMessage("how is ACME doing on the market?")]})
     assert model.calls[0].tool_names == ["search_tools"]
     assert model.calls[1].tool_names == ["search_tools", "get_stock_price"]
@@ -88,7 +88,7 @@ def test_without_seeding_the_model_starts_from_search_only(tool_index, tools):
 
 async def test_async_agent_indexes_its_tools_on_first_use(tools):
     model = ScriptedChatModel(replies=[tool_call("read_file", path="notes.txt"), "It says hi."])
-    agent = create_agent(model, tools, seed_k=1, always_include=["ask_user"])
+    agent = create_tool_search_agent(model, tools, seed_k=1, always_include=["ask_user"])
     out = await agent.ainvoke({"messages": [HumanMessage("show me what is in the file notes.txt")]})
     assert model.calls[0].tool_names == ["ask_user", "search_tools", "read_file"]
     assert out["messages"][-1].content == "It says hi."
@@ -103,8 +103,10 @@ def test_a_tool_named_like_the_search_tool_is_refused(tools):
         return query
 
     with pytest.raises(ValueError, match="search_tool_name"):
-        create_agent(ScriptedChatModel(), [*tools, search_tools])
-    agent = create_agent(ScriptedChatModel(replies=["ok"]), [*tools, search_tools], search_tool_name="find_tools")
+        create_tool_search_agent(ScriptedChatModel(), [*tools, search_tools])
+    agent = create_tool_search_agent(
+        ScriptedChatModel(replies=["ok"]), [*tools, search_tools], search_tool_name="find_tools"
+    )
     assert "find_tools" in agent.get_graph().nodes["tools"].data.tools_by_name
 
 
@@ -123,6 +125,8 @@ def test_search_tools_takes_a_score_threshold_as_well_as_k(tool_index, tools):
     assert len(wide.artifact) == 4 and strict.artifact == ["get_weather"]
 
     model = ScriptedChatModel(replies=[tool_call("search_tools", query="weather forecast for a city"), "ok"])
-    agent = create_agent(model, tools, seed_k=0, search_k=4, search_min_score=0.3, knowledge_base=tool_index.kb)
+    agent = create_tool_search_agent(
+        model, tools, seed_k=0, search_k=4, search_min_score=0.3, knowledge_base=tool_index.kb
+    )
     agent.invoke({"messages": [HumanMessage("I need the forecast")]})
     assert [n for n in model.calls[1].tool_names if n != "search_tools"] == ["get_weather"]

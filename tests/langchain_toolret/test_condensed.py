@@ -1,6 +1,6 @@
 """Condensed descriptions (opt-in): the model is bound copies of the tools carrying their card's text.
 
-Real ``create_agent`` runs (the model is scripted, nothing else is) over a knowledge base of the
+Real ``create_tool_search_agent`` runs (the model is scripted, nothing else is) over a knowledge base of the
 shared test tools plus one tool with a long docstring, where one tool has an LLM-written card.
 """
 
@@ -16,7 +16,7 @@ from langchain_core.tools import tool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.checkpoint.memory import InMemorySaver
 
-from langchain_toolret import ToolRetriever, ToolSelectionMiddleware, create_agent
+from langchain_toolret import ToolRetriever, ToolSelectionMiddleware, create_tool_search_agent
 from langchain_toolret.condensed import CondensedTools
 from langchain_toolret.ingest import tools_to_docs
 from langchain_toolret.testing import ScriptedChatModel, tool_call
@@ -184,7 +184,7 @@ def test_copies_are_cached_and_rebuilt_when_the_tool_changes(kb):
 
 async def test_agentic_create_agent_binds_condensed_copies(kb):
     model = ScriptedChatModel(replies=[tool_call("lookup_exchange_rate", base="EUR", quote="USD"), "1.08."])
-    agent = create_agent(
+    agent = create_tool_search_agent(
         model,
         ALL_TOOLS,
         max_tools=4,

@@ -14,7 +14,7 @@ EXPECTED = {
     "ToolSelectionMiddleware",
     "ToolSelectionState",
     "build_tool_retrieval_graph",
-    "create_agent",
+    "create_tool_search_agent",
     "create_model_node",
     "create_search_tool",
     "create_tool_retrieval_node",
