@@ -166,7 +166,7 @@ def build_tool_retrieval_graph(
         return after
 
     def finish(state: dict[str, Any]) -> dict[str, Any]:
-        result = index.finish(finish_search(_search(state)), k)
+        result = finish_search(_search(state))
         if not state.get("query") and query_builder is None:
             result = index.follow_up(list(state.get("messages") or []), result, k)
         result = index.fit(result)  # a tool that cannot be bound is left out, with a warning and a trace step

@@ -67,8 +67,8 @@ class ToolIndex:
       agent's tools in a :class:`~toolret.index.live_tools.LiveTools` map of this index's own
       (agents sharing one knowledge base never see each other's tool objects). A knowledge
       base that lacks some of the agent's tools is an error naming them (they could never be
-      offered); one holding tools the agent lacks is searched deeper so that ``k`` of the
-      agent's tools still come back, with a warning naming the others.
+      offered); one holding tools the agent lacks is searched among the agent's tools only (the
+      engine's ``allowed_ids``), so ``k`` of them come back, with a warning naming the others.
 
     ``config`` (a preset name or ``RetrievalConfig``) applies to every search through this
     index without changing a given knowledge base's own; with an ``llm`` and no ``config`` it
@@ -97,8 +97,11 @@ class ToolIndex:
         self.live_tools: LiveTools = knowledge_base.live_tools if self.owned else LiveTools()
         #: Tools that could not be indexed at all (invalid name): offered only when named exactly.
         self.unindexed: dict[str, BaseTool] = {}
-        #: Tools of the knowledge base the agent does not have (searched past, never returned).
+        #: Tools of the knowledge base the agent does not have (never searched, never returned).
         self.foreign: frozenset[str] = frozenset()
+        #: The ids a search may return when the knowledge base holds foreign tools (the engine's
+        #: ``allowed_ids``); None when every tool in it is the agent's.
+        self.allowed: tuple[str, ...] | None = None
         #: Each tool's definition as ``bind_tools`` sends it (:mod:`langchain_toolret.binding`).
         self.definitions = ToolDefinitions()
         self._identity: tuple[int, ...] | None = None
@@ -117,7 +120,7 @@ class ToolIndex:
                 return source
             view = cls(source.kb, config=config or source.config, llm=llm if llm is not None else source.llm)
             view.owned, view.live_tools, view.unindexed = source.owned, source.live_tools, source.unindexed
-            view.foreign, view.definitions = source.foreign, source.definitions
+            view.foreign, view.allowed, view.definitions = source.foreign, source.allowed, source.definitions
             return view
         if isinstance(source, ToolKnowledgeBase):
             return cls(source, config=config, llm=llm)
@@ -180,11 +183,12 @@ class ToolIndex:
         foreign = frozenset(held) - set(names)
         if foreign and foreign != self.foreign:
             logger.warning(
-                "knowledge_base= holds %d tools the agent does not have (%s); they are searched past and never offered",
+                "knowledge_base= holds %d tools the agent does not have (%s); searches leave them out",
                 len(foreign),
                 _names(sorted(foreign)),
             )
         self.foreign = foreign
+        self.allowed = tuple(dict.fromkeys(held.get(n, n) for n in names)) if foreign else None
         self.live_tools = LiveTools()
         self.live_tools.update(
             {held.get(t.name, t.name): t for t in tools}, names={held.get(t.name, t.name): t.name for t in tools}
@@ -228,19 +232,6 @@ class ToolIndex:
         named = [n for n in self.unindexed if query and n in query.split()]
         return [*named, *(n for n in names if n not in named)][: max(len(names), len(named))]
 
-    def _depth(self, k: K) -> K:
-        """How deep to search so that ``k`` of the agent's own tools survive the foreign ones."""
-        if not self.foreign or k == "auto":
-            return k
-        limit = (self.config or self.kb.config).max_k
-        return min(limit, int(k) + len(self.foreign))
-
-    def _own(self, result: SearchResult, k: K) -> SearchResult:
-        if not self.foreign:
-            return result
-        kept = [t for t in result.tools if t.name not in self.foreign]
-        return result.model_copy(update={"tools": kept if k == "auto" else kept[: int(k)]})
-
     def search(
         self,
         query: str,
@@ -250,10 +241,9 @@ class ToolIndex:
         conversation: Sequence[Any] | None = None,
     ) -> SearchResult:
         """``kb.search`` with this index's config and LLM; ``conversation`` = the earlier chat (LLM planner)."""
-        result = self.kb.search(
-            query, self._depth(k), config=config or self.config, conversation=conversation, llm=self.llm
+        return self.kb.search(
+            query, k, config=config or self.config, conversation=conversation, llm=self.llm, allowed_ids=self.allowed
         )
-        return self._own(result, k)
 
     async def asearch(
         self,
@@ -263,10 +253,9 @@ class ToolIndex:
         config: RetrievalConfig | str | None = None,
         conversation: Sequence[Any] | None = None,
     ) -> SearchResult:
-        result = await self.kb.asearch(
-            query, self._depth(k), config=config or self.config, conversation=conversation, llm=self.llm
+        return await self.kb.asearch(
+            query, k, config=config or self.config, conversation=conversation, llm=self.llm, allowed_ids=self.allowed
         )
-        return self._own(result, k)
 
     def begin_search(
         self,
@@ -278,12 +267,8 @@ class ToolIndex:
     ) -> SearchState:
         """A not yet run search over the knowledge base, for driving the pipeline stages."""
         return self.kb.begin_search(
-            query, self._depth(k), config=config or self.config, conversation=conversation, llm=self.llm
+            query, k, config=config or self.config, conversation=conversation, llm=self.llm, allowed_ids=self.allowed
         )
-
-    def finish(self, result: SearchResult, k: K) -> SearchResult:
-        """A result of :meth:`begin_search` cut to the agent's own tools (see the class doc)."""
-        return self._own(result, k)
 
     # ------------------------------------------------------------------ one user turn
     def search_turn(self, messages: Sequence[BaseMessage], k: K = 5) -> SearchResult | None:

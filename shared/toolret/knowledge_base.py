@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +38,7 @@ from toolret.index import persistence
 from toolret.index.embedding import Embedder
 from toolret.index.writer import IndexWriter, SyncReport
 from toolret.results import ScoredTool, SearchResult
+from toolret.retrieval.allowed import allowed_mask, allowed_trace
 from toolret.retrieval.conversation import as_chat_history
 from toolret.retrieval.definitions import validate_budget
 from toolret.retrieval.driver import SearchOptions, drive
@@ -175,6 +176,9 @@ class ToolKnowledgeBase:
         knowledge base's. ``token_budget``: the chosen tools' definitions fit this many tokens, best tools first;
         ``definition`` (tool -> definition as bound; default the stored one) is what is counted, and a tool
         whose definition raises is left out with a warning (:mod:`toolret.retrieval.definitions`).
+        ``allowed_ids``: only these tools may be returned (an agent's own tools in a shared knowledge
+        base); every stage searches among them, so ``k`` of them come back, and an id the knowledge
+        base does not hold is a ToolNotFoundError naming it.
         """
         return drive(self.begin_search(query, k, **options))
 
@@ -193,6 +197,7 @@ class ToolKnowledgeBase:
         llm: Any = None,
         token_budget: int | None = None,
         definition: Callable[[ScoredTool], Any] | None = None,
+        allowed_ids: Collection[str] | None = None,
     ) -> SearchState:
         """A validated, not yet run search, for driving the stages one by one (:mod:`toolret.retrieval.driver`)."""
         cfg = RetrievalConfig.resolve(config, self.config)
@@ -201,11 +206,13 @@ class ToolKnowledgeBase:
             cfg = cfg.model_copy(update={"learned": learned})
         text = checked_query(query, k, cfg)
         auto = k == "auto"
+        snap = self._writer.snapshot
+        allowed = None if allowed_ids is None else allowed_mask(snap, allowed_ids)
         return SearchState(
-            snap=self._writer.snapshot,
+            snap=snap,
             embedder=self.embedder,
             query=text.text,
-            trace=text.trace(),
+            trace=text.trace() + allowed_trace(allowed),
             k=cfg.auto_max_k if auto else int(k),
             config=cfg,
             llm=self.llm if llm is None else llm,
@@ -215,6 +222,7 @@ class ToolKnowledgeBase:
             conversation=as_chat_history(conversation),
             token_budget=validate_budget(token_budget),
             definition=definition,
+            allowed=allowed,
         )
 
     def record(self, query: str, tool_ids: Sequence[str]) -> None:

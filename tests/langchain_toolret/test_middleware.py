@@ -315,6 +315,21 @@ def test_a_knowledge_base_with_extra_tools_still_binds_k_of_the_agents(registry_
     assert "holds 45 tools the agent does not have" in caplog.text and "book_flight" in caplog.text
 
 
+def test_with_a_shared_knowledge_base_k_auto_is_cut_among_the_agents_own_tools(registry_kb):
+    # The request matches tools the agent lacks best (book_hotel, book_flight). Searched with the
+    # engine's allowed_ids, the precise set is cut among the agent's five, never left empty.
+    mine = [
+        t
+        for t in registry50.registry()
+        if t.name in {"get_weather", "send_email", "translate_text", "set_alarm", "read_file"}
+    ]
+    agent, model, middleware = _agent(mine, ["ok"], k="auto", knowledge_base=registry_kb)
+    agent.invoke({"messages": [HumanMessage("book a hotel room in Rome and email me the confirmation")]}, THREAD)
+    assert "send_email" in model.calls[0].tool_names
+    assert set(model.calls[0].tool_names) <= {t.name for t in mine}
+    assert middleware.index.allowed is not None and len(middleware.index.allowed) == 5
+
+
 def test_the_selection_is_a_traced_child_run_with_query_tools_scores_and_trace(kb, tools):
     from langchain_core.tracers.base import BaseTracer
 

@@ -92,29 +92,42 @@ def dense_scores(snap: Snapshot, field: str, query: np.ndarray) -> np.ndarray:
     return scores
 
 
-def _top(snap: Snapshot, field: str, row_scores: np.ndarray, n: int) -> np.ndarray:
-    """The ``n`` best-scoring tools with the field (ranking's ``top_n`` on cosine + 1, which is > 0).
+def _top(snap: Snapshot, field: str, row_scores: np.ndarray, n: int, row_ok: np.ndarray | None = None) -> np.ndarray:
+    """The ``n`` best-scoring tools with the field (ranking's ``top_n`` on cosine + 1, which is > 0),
+    among the rows ``row_ok`` allows (all when None).
 
     Works on the field's rows, not a per-tool array: the rows are in tool order, so this picks
     the very tools a per-tool scan picked, without filling and masking an array of every tool.
     """
     shifted = row_scores + 1.0
-    valid = np.flatnonzero(shifted > 0)
+    valid = np.flatnonzero(shifted > 0 if row_ok is None else (shifted > 0) & row_ok)
     if len(valid) > n:
         valid = valid[np.argpartition(-shifted[valid], n - 1)[:n]]
     return snap.rows[field][valid]
 
 
-def dense_search(snap: Snapshot, field: str, query: np.ndarray, n: int) -> DenseHits:
+def dense_search(snap: Snapshot, field: str, query: np.ndarray, n: int, allowed: np.ndarray | None = None) -> DenseHits:
     """The ``n`` tools whose ``field`` is closest to ``query``, and a scorer for any others.
 
     Exact below the snapshot's threshold; above it, a prefiltered search of float16 rows (it finds
     0.9995 of the float32 scan's top 10 at 100k tools, as a scan of every float16 row does; the
     rest are rounding between near-equal cosines, see docs/storage.md).
+
+    ``allowed`` (a boolean per tool) restricts the ``n`` to those tools. A large field is then
+    scanned exactly over the allowed rows alone, never searched past disallowed ones: an
+    approximate search for the ``n`` best of everything could return none that are allowed.
     """
     q = np.asarray(query, dtype=np.float32)
     index = snap.ann.get(field)
+    row_ok = None if allowed is None else allowed[snap.rows[field]]
     if index is None:
         row_scores = _row_scores(snap.vectors[field], q)
-        return DenseHits(snap, field, q, _top(snap, field, row_scores, n), row_scores)
-    return DenseHits(snap, field, q, snap.rows[field][index.search(q, n)])
+        return DenseHits(snap, field, q, _top(snap, field, row_scores, n, row_ok), row_scores)
+    if row_ok is None:
+        return DenseHits(snap, field, q, snap.rows[field][index.search(q, n)])
+    rows = np.flatnonzero(row_ok)
+    scores = np.full(len(row_ok), -2.0, dtype=np.float32)  # below any cosine: never in the top
+    for start in range(0, len(rows), 8192):
+        block = rows[start : start + 8192]
+        scores[block] = rows_float32(snap.vectors[field], block) @ q
+    return DenseHits(snap, field, q, _top(snap, field, scores, n, row_ok))

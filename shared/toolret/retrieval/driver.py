@@ -19,7 +19,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from typing import Any, Literal
 
 from typing_extensions import TypedDict
@@ -49,6 +49,7 @@ class SearchOptions(TypedDict, total=False):
     llm: Any
     token_budget: int | None
     definition: Callable[[ScoredTool], Any] | None
+    allowed_ids: Collection[str] | None
 
 
 #: Every stage by name; each reads and extends one :class:`SearchState`.

@@ -147,7 +147,9 @@ def stage_retrieve(state: SearchState) -> None:
         history = _history_for(snap, state.memory, vec_of[job.text], config)  # part of the candidate pool
         timings["candidates"] = timings.get("candidates", 0.0) + (time.perf_counter() - start) * 1000
         fields = {f: (t, vec_of[t]) for f, t in ft.items()} or None
-        state.rankings.append(rank_query(snap, job.text, vec_of[job.text], config, fields, history, timings))
+        state.rankings.append(
+            rank_query(snap, job.text, vec_of[job.text], config, fields, history, timings, state.allowed)
+        )
     state.trace.append(
         TraceStep(
             stage="candidates",
@@ -315,15 +317,16 @@ def _requery(state: SearchState) -> None:
 def _plain_search(state: SearchState, text: str, n: int) -> list[ScoredTool]:
     """One unplanned MFTR ranking of ``text``: the re-query of an uncovered sub-task."""
     qvec = state.embedder.embed([text])[0]
-    ranked, _, _ = rank_query(
-        state.snap, text, qvec, state.config, None, _history_for(state.snap, state.memory, qvec, state.config)
-    )
+    history = _history_for(state.snap, state.memory, qvec, state.config)
+    ranked, _, _ = rank_query(state.snap, text, qvec, state.config, None, history, allowed=state.allowed)
     return [scored(state.snap, c) for c in ranked[:n]]
 
 
 def finish_search(state: SearchState) -> SearchResult:
     """The result: the top k tools, or with ``auto`` the precise set of :func:`toolret.retrieval.selection.select_auto`."""
     tools = state.tools[: state.k]
+    if state.allowed is not None:  # every stage searches the allowed tools only; this is the guarantee
+        tools = [t for t in tools if state.allowed[state.snap.index_of[t.id]]]
     if state.config.dependencies.enabled and tools and state.rankings and state.snap.dependencies:
         # Only registries with identifier parameters and their producers get the stage (and its step).
         tools, step = resolve_dependencies(

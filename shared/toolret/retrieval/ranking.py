@@ -64,6 +64,7 @@ def rank_query(
     field_queries: dict[str, tuple[str, np.ndarray]] | None = None,
     history: dict[int, float] | None = None,
     timings: dict[str, float] | None = None,
+    allowed: np.ndarray | None = None,
 ) -> tuple[RankedCandidates, int, int]:
     """MFTR ranking of one query: (ranked candidates, candidate count, argument count).
 
@@ -71,7 +72,9 @@ def rank_query(
     sub-queries, e.g. the expected output matched against responses; fields without one
     use ``text`` and ``qvec``. Argument spotting always reads ``text``. ``timings``, when
     given, gets the milliseconds of each half added to its ``"candidates"`` and ``"mftr"``
-    entries, so the trace reports what each stage took (not a share of the total).
+    entries, so the trace reports what each stage took (not a share of the total). ``allowed``
+    (a boolean per tool, or None for all) keeps every other tool out of the candidates: the
+    ``n`` per field are the best allowed ones, not the best of all cut down afterwards.
     """
     start = time.perf_counter()
     field_queries = field_queries or {}
@@ -82,11 +85,14 @@ def rank_query(
     n = config.candidates_per_field
     lex_all = {f: snap.lexical[f].scores(tokens[f]) for f in fields}
     with one_blas_thread():  # small products: threads only add wake-up latency (toolret.index.blas)
-        dense = {f: dense_search(snap, f, vectors[f], n) for f in fields}
+        dense = {f: dense_search(snap, f, vectors[f], n, allowed) for f in fields}
     named = named_tools(snap, text)
     pool: set[int] = set(named) | set(history or ())
+    if allowed is not None:
+        named = {i for i in named if allowed[i]}
+        pool = {i for i in pool if allowed[i]}
     for f in fields:
-        mask = snap.present[f]
+        mask = snap.present[f] if allowed is None else snap.present[f] & allowed
         pool.update(top_n(lex_all[f], mask, n).tolist())
         pool.update(dense[f].top.tolist())
     cands = np.array(sorted(pool), dtype=np.int64)

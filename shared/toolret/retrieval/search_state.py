@@ -11,6 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+import numpy as np
+
 from toolret.config import RetrievalConfig
 from toolret.index.embedding import Embedder
 from toolret.index.snapshot import Snapshot
@@ -74,6 +76,8 @@ class SearchState:
     token_budget: int | None = None
     #: How the caller binds a chosen tool (None: the stored OpenAI definition, checked only under a budget).
     definition: Callable[[ScoredTool], Any] | None = None
+    #: The tools this search may return, a boolean per snapshot row (None: every tool); see ``allowed_ids``.
+    allowed: np.ndarray | None = None
 
     def llm_timeout(self) -> float | None:
         """Seconds the next LLM step may take: ``llm_timeout`` capped by what is left of

@@ -168,3 +168,19 @@ def test_prefilter_memory_is_a_small_share_of_the_float16_rows():
     assert index.prefilter_nbytes == 10_016 * 64 // 4
     assert index.nbytes == index.matrix.nbytes + index.prefilter_nbytes
     assert index.matrix.nbytes == 10_000 * 64 * 2  # the stored rows are still float16, once
+
+
+def test_allowed_tools_restrict_both_dense_paths_to_the_exact_best_allowed():
+    """With ``allowed``, the ``n`` are the best allowed tools, on the exact and the float16 path alike."""
+    docs, vectors, queries = _registry(600, seed=3)
+    exact = build_snapshot(docs, vectors, DIM)
+    approx = build_snapshot(docs, vectors, DIM, ann_min_rows=100)
+    allowed = np.zeros(len(docs), dtype=bool)
+    allowed[::7] = True  # 86 of 600: an approximate top 10 of everything would hold about one
+    for q in queries[:10]:
+        scores = np.where(allowed & exact.present["description"], dense_scores(exact, "description", q), -np.inf)
+        want = set(np.argsort(-scores)[:10].tolist())
+        for snap in (exact, approx):
+            got = dense_search(snap, "description", q, 10, allowed).top
+            assert allowed[got].all() and len(got) == 10
+            assert len(want & set(got.tolist())) >= 9  # float16 rounding may swap a near-tie
