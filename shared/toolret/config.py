@@ -275,7 +275,7 @@ class RetrievalConfig(BaseModel):
     history_weight: float = Field(
         default=0.0,
         ge=0,
-        description="Weight of the tool-use memory h(t) (toolret.retrieval.memory); 0 ignores recorded bundles.",
+        description="Weight of the tool-use memory h(t) (toolret.retrieval.past_use); 0 ignores recorded bundles.",
     )
     history_neighbors: int = Field(default=10, ge=1, description="Past requests consulted per query.")
     use_learned: bool = Field(

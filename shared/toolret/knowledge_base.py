@@ -2,7 +2,7 @@
 
 A facade: writes go through :class:`~toolret.index.writer.IndexWriter` (one locked change-set
 path), files through :mod:`toolret.index.persistence`, the tool-use memory through
-:class:`~toolret.retrieval.tool_memory.ToolMemory`, and every search through the one pipeline
+:class:`~toolret.retrieval.usage_log.ToolMemory`, and every search through the one pipeline
 driver, :mod:`toolret.retrieval.driver`.
 
 Example:
@@ -44,7 +44,7 @@ from toolret.retrieval.definitions import validate_budget
 from toolret.retrieval.driver import SearchOptions, drive
 from toolret.retrieval.pipeline import SearchState, checked_query
 from toolret.retrieval.rerank import CrossEncoderCache
-from toolret.retrieval.tool_memory import ToolMemory
+from toolret.retrieval.usage_log import ToolMemory
 
 __all__ = ["SyncReport", "ToolKnowledgeBase"]
 

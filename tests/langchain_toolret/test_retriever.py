@@ -12,7 +12,7 @@ from langchain_tests.integration_tests import RetrieversIntegrationTests
 from langchain_toolret import ToolRetriever
 from langchain_toolret.index import ToolIndex
 from toolret import QueryError, ToolKnowledgeBase
-from toolret.retrieval.selection import auto_cut
+from toolret.retrieval.auto_k import auto_cut
 
 from .conftest import TOOLS
 

@@ -36,7 +36,7 @@ class ParamTable:
     ``key[r]`` indexes ``keys``, the distinct ``(name, type, enum)`` triples (``enum``: the
     lowercased text of each allowed value, ``()`` for none — all a parameter's score reads);
     ``required[r]`` is the row's flag. Tables compare (and hash) by identity: query-time
-    structures derived from one (:mod:`toolret.retrieval.param_fit`) are kept per table.
+    structures derived from one (:mod:`toolret.retrieval.param_match`) are kept per table.
     """
 
     start: np.ndarray

@@ -37,7 +37,7 @@ from toolret.index.snapshot import Snapshot
 from toolret.results import ScoredTool, TraceStep
 from toolret.retrieval.arguments import ArgumentFit, spot_arguments
 from toolret.retrieval.plan_fusion import scored
-from toolret.retrieval.ranked import CandidateScore, RankedCandidates
+from toolret.retrieval.ranked_candidates import CandidateScore, RankedCandidates
 
 __all__ = ["add_producers", "keep_producers", "query_fills", "resolve_dependencies"]
 

@@ -31,7 +31,7 @@ import numpy as np
 
 from toolret.config import LearnedWeights, RetrievalConfig
 from toolret.index.snapshot import Snapshot
-from toolret.retrieval.memory import HistorySnapshot
+from toolret.retrieval.past_use import HistorySnapshot
 from toolret.retrieval.ranking import rank_query
 from toolret.retrieval.scoring import FEATURE_NAMES
 

@@ -37,10 +37,11 @@ from toolret.config import BALANCED_REFLECT_ROUNDS, RetrievalConfig, validate_k
 from toolret.errors import QueryError
 from toolret.index.snapshot import Snapshot
 from toolret.results import ScoredTool, SearchResult, StagePath, TraceStep
+from toolret.retrieval.auto_k import select_auto
 from toolret.retrieval.definitions import fit_definitions, stored_definition
 from toolret.retrieval.dependencies import keep_producers, resolve_dependencies
 from toolret.retrieval.language import language_step
-from toolret.retrieval.memory import HistorySnapshot
+from toolret.retrieval.past_use import HistorySnapshot
 from toolret.retrieval.plan_fusion import field_texts, fuse_rankings, plan_jobs, plan_query, scored
 from toolret.retrieval.planning import SubTask
 from toolret.retrieval.query_text import QueryText, informative_query
@@ -54,7 +55,6 @@ from toolret.retrieval.reflection import (
 )
 from toolret.retrieval.rerank import LLMReranker
 from toolret.retrieval.search_state import SearchState
-from toolret.retrieval.selection import select_auto
 
 __all__ = [
     "SearchState",
@@ -323,7 +323,7 @@ def _plain_search(state: SearchState, text: str, n: int) -> list[ScoredTool]:
 
 
 def finish_search(state: SearchState) -> SearchResult:
-    """The result: the top k tools, or with ``auto`` the precise set of :func:`toolret.retrieval.selection.select_auto`."""
+    """The result: the top k tools, or with ``auto`` the precise set of :func:`toolret.retrieval.auto_k.select_auto`."""
     tools = state.tools[: state.k]
     if state.allowed is not None:  # every stage searches the allowed tools only; this is the guarantee
         tools = [t for t in tools if state.allowed[state.snap.index_of[t.id]]]

@@ -19,7 +19,7 @@ from toolret.index.snapshot import Snapshot
 from toolret.results import ScoredTool, TraceStep
 from toolret.retrieval.fusion import budgeted_merge, reciprocal_rank_fusion
 from toolret.retrieval.planning import FieldQueries, QueryPlan, asks_for_something, plan_offline
-from toolret.retrieval.ranked import CandidateScore, RankedCandidates
+from toolret.retrieval.ranked_candidates import CandidateScore, RankedCandidates
 from toolret.retrieval.search_state import SearchState, _Job
 
 __all__ = ["field_texts", "fuse_rankings", "plan_jobs", "plan_query", "scored"]

@@ -19,7 +19,7 @@ from toolret.index.lexical import analyze_query
 from toolret.index.snapshot import Snapshot
 from toolret.retrieval.arguments import spot_arguments
 from toolret.retrieval.evidence import query_evidence, registry_df
-from toolret.retrieval.ranked import RankedCandidates
+from toolret.retrieval.ranked_candidates import RankedCandidates
 from toolret.retrieval.scoring import FieldSignals, evidence_score, score_candidates
 
 __all__ = ["named_tools", "rank_query", "top_n"]

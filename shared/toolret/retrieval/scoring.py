@@ -2,7 +2,7 @@
 
 S(q, t) = sum_f w_f * S_f(q, t) + b - P(q, t)                     (MFTR, eq. 1)
           (+ name_match_boost when the query names the tool, + history_weight * h(t),
-           h from :mod:`toolret.retrieval.memory`)
+           h from :mod:`toolret.retrieval.past_use`)
 S_f     = beta_q * lex_f + (1 - beta_q) * dense_f
 P       = scale * sum_p sigmoid(alpha * (tau - s_p)) * (w_req | w_opt)
 
@@ -30,7 +30,7 @@ from toolret.documents.tool_doc import INDEX_FIELDS, ToolDoc
 from toolret.index.param_table import ParamTable
 from toolret.retrieval.arguments import ArgumentFit, SpottedArgument
 from toolret.retrieval.penalty import candidate_penalties, parameter_penalty, sigmoid
-from toolret.retrieval.ranked import CandidateScore, RankedCandidates
+from toolret.retrieval.ranked_candidates import CandidateScore, RankedCandidates
 
 __all__ = [
     "FEATURE_NAMES",
@@ -184,7 +184,7 @@ def score_candidates(
     params: ParamTable | None = None,
 ) -> RankedCandidates:
     """MFTR scores of every candidate, best first (ties broken by knowledge-base order), as a
-    :class:`~toolret.retrieval.ranked.RankedCandidates` (each object is made when first read).
+    :class:`~toolret.retrieval.ranked_candidates.RankedCandidates` (each object is made when first read).
 
     ``params`` is the snapshot's table of ``docs``' parameters (:attr:`Snapshot.params
     <toolret.index.snapshot.Snapshot.params>`); without it one is built for the candidates.
@@ -253,7 +253,7 @@ def score_candidates(
         matrix = np.column_stack(columns) if n else np.zeros((0, len(columns)))
         scores = np.array([float(np.dot(learned, row)) for row in matrix])
     # Best first, ties by knowledge-base order. The CandidateScore objects are made when read
-    # (toolret.retrieval.ranked): a search at 100k tools scores ~400 candidates and reads a handful.
+    # (toolret.retrieval.ranked_candidates): a search at 100k tools scores ~400 candidates and reads a handful.
     order = np.lexsort((signals.candidates, -scores)).tolist()
     return RankedCandidates(
         candidates=signals.candidates,

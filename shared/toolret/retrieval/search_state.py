@@ -18,9 +18,9 @@ from toolret.index.embedding import Embedder
 from toolret.index.snapshot import Snapshot
 from toolret.llm.protocol import ChatMessage
 from toolret.results import ScoredTool, TraceStep
-from toolret.retrieval.memory import HistorySnapshot
+from toolret.retrieval.past_use import HistorySnapshot
 from toolret.retrieval.planning import FieldQueries, QueryPlan
-from toolret.retrieval.ranked import RankedCandidates
+from toolret.retrieval.ranked_candidates import RankedCandidates
 from toolret.retrieval.reflection import Coverage
 
 __all__ = ["SearchState"]

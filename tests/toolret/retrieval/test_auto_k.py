@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from toolret import QueryError, ScoredTool
-from toolret.retrieval.selection import auto_cut, select_auto
+from toolret.retrieval.auto_k import auto_cut, select_auto
 
 
 def test_auto_cut_keeps_scores_within_margin_of_the_best():

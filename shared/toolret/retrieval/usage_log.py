@@ -1,6 +1,6 @@
 """A knowledge base's tool-use memory: recorded (request, tools used) bundles and fitted weights.
 
-PTR stage 1 retrieves past bundles for a new request (:mod:`toolret.retrieval.memory`); MFTR
+PTR stage 1 retrieves past bundles for a new request (:mod:`toolret.retrieval.past_use`); MFTR
 learns its weights from them (:mod:`toolret.retrieval.learn`). Both are persisted in the store and
 written under the index writer's lock, so they change with the registry they refer to.
 """
@@ -15,7 +15,7 @@ import numpy as np
 from toolret.config import LearnedWeights, RetrievalConfig
 from toolret.errors import KnowledgeBaseError, ToolNotFoundError
 from toolret.index.writer import IndexWriter
-from toolret.retrieval.memory import HistorySnapshot
+from toolret.retrieval.past_use import HistorySnapshot
 
 __all__ = ["ToolMemory"]
 
