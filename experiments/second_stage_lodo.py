@@ -12,6 +12,9 @@ sets' 500-query samples (seed 0):
 2. ``k="auto"`` from calibrated probabilities (logistic regression over score gaps, rank and
    query evidence; threshold chosen on the training folds' multi-tool sets) against the margin cut.
 
+``--fold-models .train/lodo`` adds the fold embedders' cosines on every field as features (the
+models ``toolret train --lodo`` writes; each set gets the one trained without it).
+
 Run from the repository root with the dev environment plus LightGBM::
 
     .venv/bin/pip install lightgbm
@@ -118,9 +121,32 @@ def query_z(a: np.ndarray, mask: np.ndarray) -> np.ndarray:
     return (a - np.nanmean(v, 1, keepdims=True)) / (np.nanstd(v, 1, keepdims=True) + 1e-9)
 
 
-def rerankers(test: dict[str, Any], train: dict[str, Any], st: Setting) -> None:
+def with_trained_cosines(
+    feats: dict[str, Any], sigs: dict[str, DatasetSignals], root: Path, folds: Path
+) -> dict[str, Any]:
+    """Each set's features plus the fold model's cosine (raw and z-scored) on every field, the fold
+    model being the one trained without the set (``experiments/two_embedders.py``)."""
+    from two_embedders import FOLD_OF, trained_cosines
+
+    from toolret.documents.tool_doc import INDEX_FIELDS
+    from toolret.index.onnx_embedding import OnnxEmbedder
+
+    stock = ComposedEmbedder(resolve_embedder(None))
+    out = {}
+    for n, (x, top, s0) in feats.items():
+        model = OnnxEmbedder(model_dir=folds / FOLD_OF[n] / "onnx")
+        cos = trained_cosines(sigs[n], root, stock, model, list(INDEX_FIELDS)).astype(np.float64)
+        pres = sigs[n].present & top[:, :, None]
+        extra = np.concatenate([np.where(pres, cos, 0), _zscore(cos, pres, 0.0)], axis=2).astype(np.float32)
+        out[n] = (np.concatenate([x, extra], axis=2), top, s0)
+    return out
+
+
+def rerankers(test: dict[str, Any], train: dict[str, Any], st: Setting, root: Path, folds: Path | None) -> None:
     feats = {n: candidate_features(s, st) for n, s in test.items()}
-    train_feats = {n: candidate_features(s, st) for n, s in train.items()}
+    train_feats = feats if train is test else {n: candidate_features(s, st) for n, s in train.items()}
+    if folds is not None:  # the trained embedder's cosines as features too (the same samples only)
+        feats = train_feats = with_trained_cosines(feats, test, root, folds)
     print(f"\nRerank fast's top {TOP_N}: left-out R@5 (NDCG@10), fast -> learned")
     for kind, fit in (("lambdamart", fit_lambdamart), ("linear listwise", fit_listwise)):
         for alpha in (1.0, 0.5):
@@ -222,11 +248,12 @@ def main() -> None:
     ap.add_argument(
         "--train-limit", type=int, default=0, help="train on a larger sample (seed 1) of the other registries"
     )
+    ap.add_argument("--fold-models", type=Path, help="add each fold model's cosines as features (.train/lodo)")
     a = ap.parse_args()
     test = signals(a.root, a.cache / "eval", 500, 0)
     train = signals(a.root, a.cache / f"train{a.train_limit}", a.train_limit, 1) if a.train_limit else test
     st = default_setting("fast")
-    rerankers(test, train, st)
+    rerankers(test, train, st, a.root, a.fold_models)
     calibrated_cut(test, st)
 
 
