@@ -281,7 +281,6 @@ class RetrievalConfig(BaseModel):
     use_learned: bool = Field(
         default=False, description="Score with the knowledge base's fitted weights when it has them."
     )
-    learned: LearnedWeights | None = Field(default=None, description="Set by the knowledge base from its fit.")
     reranker: Literal["none", "cross_encoder", "llm"] = Field(
         default="none",
         description="Post-retrieval rerank of the top candidates: 'cross_encoder' uses cross_encoder when set "

@@ -201,9 +201,6 @@ class ToolKnowledgeBase:
     ) -> SearchState:
         """A validated, not yet run search, for driving the stages one by one (:mod:`toolret.retrieval.driver`)."""
         cfg = RetrievalConfig.resolve(config, self.config)
-        learned = self._memory.learned
-        if cfg.use_learned and learned is not None and cfg.learned is None:
-            cfg = cfg.model_copy(update={"learned": learned})
         text = checked_query(query, k, cfg)
         auto = k == "auto"
         snap = self._writer.snapshot
@@ -223,6 +220,7 @@ class ToolKnowledgeBase:
             token_budget=validate_budget(token_budget),
             definition=definition,
             allowed=allowed,
+            learned=self._memory.learned if cfg.use_learned else None,
         )
 
     def record(self, query: str, tool_ids: Sequence[str]) -> None:

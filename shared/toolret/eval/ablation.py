@@ -38,7 +38,7 @@ def one_out_configs(base: RetrievalConfig, fields: Sequence[str]) -> list[tuple[
     """("all", base over ``fields``) then ("-f", base without f) for each f."""
 
     def with_fields(kept: Sequence[str]) -> RetrievalConfig:
-        return RetrievalConfig(**{**base.model_dump(exclude={"learned"}), "fields": tuple(kept)})
+        return RetrievalConfig(**{**base.model_dump(), "fields": tuple(kept)})
 
     rows = [("all", with_fields(fields))]
     rows += [(f"-{f}", with_fields([g for g in fields if g != f])) for f in fields]

@@ -125,7 +125,7 @@ def fields_config(preset: str, fields: str | None) -> Any:
     from toolret import RetrievalConfig
 
     chosen = tuple(f.strip() for f in fields.split(",") if f.strip())
-    return RetrievalConfig(**{**RetrievalConfig.preset(preset).model_dump(exclude={"learned"}), "fields": chosen})
+    return RetrievalConfig(**{**RetrievalConfig.preset(preset).model_dump(), "fields": chosen})
 
 
 def dedupe(values: Sequence[str]) -> list[str]:

@@ -53,7 +53,7 @@ def collect_query_features(
 ) -> list[tuple[str, np.ndarray, np.ndarray]]:
     """Per bundle with a positive and a negative among its candidates: (query, the candidates'
     feature matrix in rank order, which rows are the bundle's tools)."""
-    cfg = config.model_copy(update={"learned": None})
+    cfg = config  # scored with the hand-set formula: the features a fit starts from
     out: list[tuple[str, np.ndarray, np.ndarray]] = []
     for start in range(0, len(bundles), 256):
         chunk = bundles[start : start + 256]

@@ -148,7 +148,7 @@ def stage_retrieve(state: SearchState) -> None:
         timings["candidates"] = timings.get("candidates", 0.0) + (time.perf_counter() - start) * 1000
         fields = {f: (t, vec_of[t]) for f, t in ft.items()} or None
         state.rankings.append(
-            rank_query(snap, job.text, vec_of[job.text], config, fields, history, timings, state.allowed)
+            rank_query(snap, job.text, vec_of[job.text], config, fields, history, timings, state.allowed, state.learned)
         )
     state.trace.append(
         TraceStep(
@@ -318,7 +318,9 @@ def _plain_search(state: SearchState, text: str, n: int) -> list[ScoredTool]:
     """One unplanned MFTR ranking of ``text``: the re-query of an uncovered sub-task."""
     qvec = state.embedder.embed([text])[0]
     history = _history_for(state.snap, state.memory, qvec, state.config)
-    ranked, _, _ = rank_query(state.snap, text, qvec, state.config, None, history, allowed=state.allowed)
+    ranked, _, _ = rank_query(
+        state.snap, text, qvec, state.config, None, history, allowed=state.allowed, learned=state.learned
+    )
     return [scored(state.snap, c) for c in ranked[:n]]
 
 

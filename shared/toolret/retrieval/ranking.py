@@ -11,7 +11,7 @@ import time
 
 import numpy as np
 
-from toolret.config import RetrievalConfig
+from toolret.config import LearnedWeights, RetrievalConfig
 from toolret.documents.text import tokenize
 from toolret.index.blas import one_blas_thread
 from toolret.index.dense import dense_search
@@ -65,6 +65,7 @@ def rank_query(
     history: dict[int, float] | None = None,
     timings: dict[str, float] | None = None,
     allowed: np.ndarray | None = None,
+    learned: LearnedWeights | None = None,
 ) -> tuple[RankedCandidates, int, int]:
     """MFTR ranking of one query: (ranked candidates, candidate count, argument count).
 
@@ -124,6 +125,7 @@ def rank_query(
         exact_matches=exact,
         history=history,
         params=snap.params,
+        learned=learned,
     )
     if timings is not None:
         end = time.perf_counter()

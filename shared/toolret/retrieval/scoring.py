@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from toolret.config import RetrievalConfig
+from toolret.config import LearnedWeights, RetrievalConfig
 from toolret.documents.tool_doc import INDEX_FIELDS, ToolDoc
 from toolret.index.param_table import ParamTable
 from toolret.retrieval.arguments import ArgumentFit, SpottedArgument
@@ -182,6 +182,7 @@ def score_candidates(
     exact_matches: frozenset[int] | set[int] = frozenset(),
     history: dict[int, float] | None = None,
     params: ParamTable | None = None,
+    learned: LearnedWeights | None = None,
 ) -> RankedCandidates:
     """MFTR scores of every candidate, best first (ties broken by knowledge-base order), as a
     :class:`~toolret.retrieval.ranked_candidates.RankedCandidates` (each object is made when first read).
@@ -248,10 +249,10 @@ def score_candidates(
     pen_scale = config.penalty.scale if config.penalty.scale > 0 else 1.0
     columns = [*lex_cols, *dense_cols, *present_cols, penalty / pen_scale, named.astype(np.float64), h, heuristic]
     scores = heuristic
-    if config.learned is not None:
-        learned = np.asarray(config.learned.coef, dtype=np.float64)
+    if learned is not None:  # the knowledge base's fitted scorer (kb.fit) in place of the hand-set formula
+        coef = np.asarray(learned.coef, dtype=np.float64)
         matrix = np.column_stack(columns) if n else np.zeros((0, len(columns)))
-        scores = np.array([float(np.dot(learned, row)) for row in matrix])
+        scores = np.array([float(np.dot(coef, row)) for row in matrix])
     # Best first, ties by knowledge-base order. The CandidateScore objects are made when read
     # (toolret.retrieval.ranked_candidates): a search at 100k tools scores ~400 candidates and reads a handful.
     order = np.lexsort((signals.candidates, -scores)).tolist()

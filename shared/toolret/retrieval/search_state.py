@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from toolret.config import RetrievalConfig
+from toolret.config import LearnedWeights, RetrievalConfig
 from toolret.index.embedding import Embedder
 from toolret.index.snapshot import Snapshot
 from toolret.llm.protocol import ChatMessage
@@ -78,6 +78,9 @@ class SearchState:
     definition: Callable[[ScoredTool], Any] | None = None
     #: The tools this search may return, a boolean per snapshot row (None: every tool); see ``allowed_ids``.
     allowed: np.ndarray | None = None
+    #: The knowledge base's fitted scorer (``kb.fit``), used when the config's ``use_learned`` is set.
+    #: Fitted state, so it travels with the search and never sits in the user's RetrievalConfig.
+    learned: LearnedWeights | None = None
 
     def llm_timeout(self) -> float | None:
         """Seconds the next LLM step may take: ``llm_timeout`` capped by what is left of

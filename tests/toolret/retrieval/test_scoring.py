@@ -232,7 +232,7 @@ def test_lexical_share_follows_query_evidence():
     assert ranked(+3.0)[0] == 0
 
 
-def _reference_scores(sig, docs, cfg, args, query_words, named, exact, history):
+def _reference_scores(sig, docs, cfg, args, query_words, named, exact, history, weights_fit=None):
     """score_candidates' candidate-at-a-time formula as it was written before it was vectorised:
     the vectorised version must give the same floats, features and order."""
     from toolret.documents.tool_doc import INDEX_FIELDS
@@ -264,7 +264,7 @@ def _reference_scores(sig, docs, cfg, args, query_words, named, exact, history):
     for name in per_field:
         raw_cos = np.maximum(raw_cos, np.where(sig.present[name], sig.dense[name], 0.0))
     base = combined / weight_sum + cfg.bias
-    learned = np.asarray(cfg.learned.coef, dtype=np.float64) if cfg.learned is not None else None
+    learned = np.asarray(weights_fit.coef, dtype=np.float64) if weights_fit is not None else None
     out = []
     for row, index in enumerate(sig.candidates.tolist()):
         penalty = parameter_penalty(docs[index], args, query_words, cfg)
@@ -322,14 +322,15 @@ def test_vectorised_scores_equal_the_candidate_at_a_time_formula_exactly(learned
         evidence=0.4,
     )
     cfg = RetrievalConfig.preset("fast")
+    fitted = None
     if learned:
         coef = rng.normal(size=len(FEATURE_NAMES)).tolist()
-        cfg = cfg.model_copy(update={"learned": LearnedWeights(features=list(FEATURE_NAMES), coef=coef)})
+        fitted = LearnedWeights(features=list(FEATURE_NAMES), coef=coef)
     query = "book 2 rooms in Paris for 3 nights"
     args, words = spot_arguments(query), set(query.lower().split())
     named, exact = {int(cands[0]), int(cands[3])}, {int(cands[3])}
     history = {int(cands[5]): 0.7, int(cands[6]): 0.2}
-    expected = _reference_scores(sig, docs, cfg, args, words, named, exact, history)
+    expected = _reference_scores(sig, docs, cfg, args, words, named, exact, history, fitted)
     for params in (None, ParamTable.build(docs)):
         got = score_candidates(
             sig,
@@ -341,6 +342,7 @@ def test_vectorised_scores_equal_the_candidate_at_a_time_formula_exactly(learned
             exact_matches=exact,
             history=history,
             params=params,
+            learned=fitted,
         )
         assert [(c.index, c.score, c.field_scores, c.penalty, c.features, c.cosine) for c in got] == expected
     assert any(row[3] > 0 for row in expected) and any(row[3] == 0 for row in expected)  # penalties vary
