@@ -155,7 +155,7 @@ def stage_retrieve(state: SearchState) -> None:
             stage="candidates",
             path="offline",
             ms=timings.get("candidates", 0.0),
-            note=f"{max(r[1] for r in state.rankings)} of {len(snap)} tools, {len(state.jobs)} ranking(s)",
+            note=f"{max(r.n_candidates for r in state.rankings)} of {len(snap)} tools, {len(state.jobs)} ranking(s)",
         )
     )
     state.trace.append(
@@ -163,7 +163,7 @@ def stage_retrieve(state: SearchState) -> None:
             stage="mftr",
             path="offline",
             ms=timings.get("mftr", 0.0),
-            note=f"{state.rankings[0][2]} argument value(s) spotted",
+            note=f"{state.rankings[0].n_args} argument value(s) spotted",
         )
     )
 
@@ -175,7 +175,10 @@ def stage_fuse(state: SearchState) -> None:
     depth, snap = state.depth, state.snap
     if len(state.rankings) == 1:
         state.tools = _timed(
-            state.trace, "select", lambda: [scored(snap, c) for c in state.rankings[0][0][:depth]], note=f"top {depth}"
+            state.trace,
+            "select",
+            lambda: [scored(snap, c) for c in state.rankings[0].candidates[:depth]],
+            note=f"top {depth}",
         )
         return
     assert state.plan is not None
@@ -332,7 +335,7 @@ def finish_search(state: SearchState) -> SearchResult:
     if state.config.dependencies.enabled and tools and state.rankings and state.snap.dependencies:
         # Only registries with identifier parameters and their producers get the stage (and its step).
         tools, step = resolve_dependencies(
-            state.snap, state.query, tools, state.rankings[0][0], state.k, state.config.dependencies
+            state.snap, state.query, tools, state.rankings[0].candidates, state.k, state.config.dependencies
         )
         state.trace.append(step)
     if state.auto:

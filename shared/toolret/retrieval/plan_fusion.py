@@ -19,7 +19,8 @@ from toolret.index.snapshot import Snapshot
 from toolret.results import ScoredTool, TraceStep
 from toolret.retrieval.fusion import budgeted_merge, reciprocal_rank_fusion
 from toolret.retrieval.planning import FieldQueries, QueryPlan, asks_for_something, plan_offline
-from toolret.retrieval.ranked_candidates import CandidateScore, RankedCandidates
+from toolret.retrieval.ranked_candidates import CandidateScore
+from toolret.retrieval.ranking import Ranking
 from toolret.retrieval.search_state import SearchState, _Job
 
 __all__ = ["field_texts", "fuse_rankings", "plan_jobs", "plan_query", "scored"]
@@ -126,7 +127,7 @@ def fuse_rankings(
     snap: Snapshot,
     plan: QueryPlan,
     jobs: list[_Job],
-    rankings: list[tuple[RankedCandidates, int, int]],
+    rankings: list[Ranking],
     k: int,
     config: RetrievalConfig,
 ) -> tuple[list[ScoredTool], dict[int, list[ScoredTool]]]:
@@ -137,7 +138,7 @@ def fuse_rankings(
     depth = max(k, 20)
     groups: dict[int | None, list[list[CandidateScore]]] = {}
     for job, ranking in zip(jobs, rankings):
-        groups.setdefault(job.subtask, []).append(ranking[0][:depth])
+        groups.setdefault(job.subtask, []).append(ranking.candidates[:depth])
     if config.split_gate is not None and plan.path != "llm" and None in groups:
         whole = max((c.cosine for c in groups[None][0][:1]), default=0.0)
         kept = [

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import time
+from typing import NamedTuple
 
 import numpy as np
 
@@ -56,6 +57,15 @@ def named_tools(snap: Snapshot, query: str) -> set[int]:
     return hits
 
 
+class Ranking(NamedTuple):
+    """One MFTR ranking of a query: its candidates best first, how many were scored, and how many
+    argument values the query carries (the trace reports both)."""
+
+    candidates: RankedCandidates
+    n_candidates: int
+    n_args: int
+
+
 def rank_query(
     snap: Snapshot,
     text: str,
@@ -66,8 +76,8 @@ def rank_query(
     timings: dict[str, float] | None = None,
     allowed: np.ndarray | None = None,
     learned: LearnedWeights | None = None,
-) -> tuple[RankedCandidates, int, int]:
-    """MFTR ranking of one query: (ranked candidates, candidate count, argument count).
+) -> Ranking:
+    """MFTR ranking of one query (a :class:`Ranking`).
 
     ``field_queries`` maps a field to its own (text, vector) — MFTR's field-aligned
     sub-queries, e.g. the expected output matched against responses; fields without one
@@ -131,4 +141,4 @@ def rank_query(
         end = time.perf_counter()
         timings["candidates"] = timings.get("candidates", 0.0) + (scoring_start - start) * 1000
         timings["mftr"] = timings.get("mftr", 0.0) + (end - scoring_start) * 1000
-    return ranked, len(cands), len(args)
+    return Ranking(ranked, len(cands), len(args))

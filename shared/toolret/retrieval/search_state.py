@@ -20,7 +20,7 @@ from toolret.llm.protocol import ChatMessage
 from toolret.results import ScoredTool, TraceStep
 from toolret.retrieval.past_use import HistorySnapshot
 from toolret.retrieval.planning import FieldQueries, QueryPlan
-from toolret.retrieval.ranked_candidates import RankedCandidates
+from toolret.retrieval.ranking import Ranking
 from toolret.retrieval.reflection import Coverage
 
 __all__ = ["SearchState"]
@@ -59,7 +59,7 @@ class SearchState:
     trace: list[TraceStep] = field(default_factory=list)
     plan: QueryPlan | None = None
     jobs: list[_Job] = field(default_factory=list)
-    rankings: list[tuple[RankedCandidates, int, int]] = field(default_factory=list)
+    rankings: list[Ranking] = field(default_factory=list)
     tools: list[ScoredTool] = field(default_factory=list)
     reflect_round: int = 0
     pending: Coverage | None = None
