@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 ENGINE = Path(__file__).resolve().parents[1] / "shared" / "toolret"
-SUBPACKAGES = ["cards", "documents", "eval", "index", "llm", "retrieval", "sources", "training"]
+SUBPACKAGES = ["cards", "documents", "eval", "index", "llm", "retrieval", "scoring", "sources", "training"]
 #: Only the public surface sits at the top of the engine; everything else lives in a sub-package.
 TOP_LEVEL = {"__init__", "_exports", "cli", "config", "errors", "knowledge_base", "results"}
 
@@ -138,3 +138,14 @@ def test_every_name_a_subpackage_exports_resolves(package):
         assert getattr(module, name) is not None, f"toolret.{package}.{name}"
     with pytest.raises(AttributeError):
         module.no_such_name  # noqa: B018
+
+
+def test_every_subpackage_is_packaged():
+    """pyproject.toml lists packages by name: a new sub-package missing there would be absent
+    from a built wheel while an editable install still finds it."""
+    import tomllib
+
+    listed = set(tomllib.loads((ENGINE.parents[1] / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    on_disk = {"toolret"} | {f"toolret.{p.parent.name}" for p in ENGINE.glob("*/__init__.py")}
+    assert on_disk <= listed, sorted(on_disk - listed)
+    assert set(SUBPACKAGES) == {p.parent.name for p in ENGINE.glob("*/__init__.py")}

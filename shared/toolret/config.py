@@ -208,7 +208,7 @@ class RetrievalConfig(BaseModel):
     evidence_slope: float = Field(
         default=0.5,
         description="How far the lexical share follows the query's lexical evidence (rare registry words, "
-        "identifiers, argument values; toolret.retrieval.evidence): logit(beta_q) = logit(lexical_weight) + "
+        "identifiers, argument values; toolret.scoring.evidence): logit(beta_q) = logit(lexical_weight) + "
         "evidence_slope x evidence(q). 0 keeps lexical_weight for every query.",
     )
     hubness_weight: float = Field(

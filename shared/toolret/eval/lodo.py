@@ -2,7 +2,7 @@
 
 ``toolret bench --lodo`` runs this. Each dev set's raw signals are extracted once and cached
 (:mod:`toolret.eval.signals`); :func:`score_setting` then re-scores a parameter setting over the
-cached arrays in numpy — the same formula as :func:`toolret.retrieval.scoring.score_candidates` — so a grid
+cached arrays in numpy — the same formula as :func:`toolret.scoring.mftr.score_candidates` — so a grid
 of settings costs seconds per set, not a pipeline run each. For every fold the setting that does
 best on the other sets is chosen (:func:`choose`) and reported on the left-out set.
 
@@ -64,8 +64,8 @@ class Setting:
 
 
 def evidence_of(qfeat: np.ndarray) -> np.ndarray:
-    """Per-query lexical evidence, centred near 0 (same formula as toolret.retrieval.scoring.evidence_score)."""
-    from toolret.retrieval.scoring import evidence_score
+    """Per-query lexical evidence, centred near 0 (same formula as toolret.scoring.mftr.evidence_score)."""
+    from toolret.scoring.mftr import evidence_score
 
     cols = {name: qfeat[:, i] for i, name in enumerate(QUERY_FEATURES)}
     return evidence_score(cols["oov_share"], cols["n_ident"])

@@ -91,7 +91,7 @@ QUERY_FEATURES = ("idf_mass", "oov_share", "n_args", "n_ident", "n_tokens")
 
 
 def query_features(text: str, tokens: list[str], df: dict[str, int], n_docs: int) -> list[float]:
-    from toolret.retrieval.evidence import query_evidence
+    from toolret.scoring.evidence import query_evidence
 
     ev = query_evidence(text, tokens, df, n_docs)
     return [ev.idf_mass, ev.oov_share, float(ev.n_args), float(ev.n_ident), float(len(tokens))]
@@ -122,10 +122,10 @@ def extract_signals(
     from toolret.index.adaptation import tool_hubness
     from toolret.index.dense import dense_scores
     from toolret.index.lexical import analyze_query
-    from toolret.retrieval.arguments import spot_arguments
-    from toolret.retrieval.evidence import registry_df
     from toolret.retrieval.ranking import named_tools, top_n
-    from toolret.retrieval.scoring import parameter_penalty
+    from toolret.scoring.arguments import spot_arguments
+    from toolret.scoring.evidence import registry_df
+    from toolret.scoring.mftr import parameter_penalty
 
     start = time.perf_counter()
     queries = dataset.sample(limit, seed=seed).queries

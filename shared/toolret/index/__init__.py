@@ -36,7 +36,6 @@ _EXPORTS = {
     "ONNX_EMBEDDER_NAME": "onnx_embedding",
     "SNAPSHOT_FILE": "snapshot_file",
     "OnnxEmbedder": "onnx_embedding",
-    "ParamTable": "param_table",
     "SavedState": "snapshot_file",
     "SentenceTransformerEmbedder": "embedding",
     "Snapshot": "snapshot",

@@ -19,7 +19,7 @@ from toolret.documents.tool_doc import INDEX_FIELDS, ToolDoc
 from toolret.index.adaptation import tool_hubness
 from toolret.index.ann import ANN_MIN_ROWS, HalfScanIndex
 from toolret.index.lexical import LexicalIndex
-from toolret.index.param_table import ParamTable
+from toolret.scoring.param_table import ParamTable
 
 __all__ = ["Snapshot", "build_snapshot"]
 

@@ -35,9 +35,9 @@ from toolret.documents.text import split_identifier, tokenize
 from toolret.documents.tool_doc import ToolParam
 from toolret.index.snapshot import Snapshot
 from toolret.results import ScoredTool, TraceStep
-from toolret.retrieval.arguments import ArgumentFit, spot_arguments
 from toolret.retrieval.plan_fusion import scored
-from toolret.retrieval.ranked_candidates import CandidateScore, RankedCandidates
+from toolret.scoring.arguments import ArgumentFit, spot_arguments
+from toolret.scoring.ranked_candidates import CandidateScore, RankedCandidates
 
 __all__ = ["add_producers", "keep_producers", "query_fills", "resolve_dependencies"]
 

@@ -1,7 +1,7 @@
 """Learning the scorer from logged or labelled (request -> tools used) bundles.
 
 MFTR learns its field weights from pairs with a pairwise logistic loss; toolret does the same
-over the features of :data:`toolret.retrieval.scoring.FEATURE_NAMES` (per-field lexical and dense
+over the features of :data:`toolret.scoring.mftr.FEATURE_NAMES` (per-field lexical and dense
 scores, field presence, the parameter penalty, exact-name match, the tool-use memory and the
 hand-set MFTR score itself). For each bundle, its tools are the positives and the best-ranked
 other candidates the hard negatives; the loss is
@@ -33,7 +33,7 @@ from toolret.config import LearnedWeights, RetrievalConfig
 from toolret.index.snapshot import Snapshot
 from toolret.retrieval.past_use import HistorySnapshot
 from toolret.retrieval.ranking import rank_query
-from toolret.retrieval.scoring import FEATURE_NAMES
+from toolret.scoring.mftr import FEATURE_NAMES
 
 __all__ = ["choose_l2", "collect_query_features", "fit_pairwise", "fit_weights", "pair_diffs", "recall_at"]
 

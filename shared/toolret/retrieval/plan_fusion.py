@@ -19,9 +19,9 @@ from toolret.index.snapshot import Snapshot
 from toolret.results import ScoredTool, TraceStep
 from toolret.retrieval.fusion import budgeted_merge, reciprocal_rank_fusion
 from toolret.retrieval.planning import FieldQueries, QueryPlan, asks_for_something, plan_offline
-from toolret.retrieval.ranked_candidates import CandidateScore
 from toolret.retrieval.ranking import Ranking
 from toolret.retrieval.search_state import SearchState, _Job
+from toolret.scoring.ranked_candidates import CandidateScore
 
 __all__ = ["field_texts", "fuse_rankings", "plan_jobs", "plan_query", "scored"]
 

@@ -1,7 +1,7 @@
 """Ranking one query against a knowledge-base snapshot: candidates, then MFTR scores.
 
 Candidate generation takes, per field, the BM25 top-N and the dense top-N plus every tool the
-query names exactly; only those candidates are scored (:mod:`toolret.retrieval.scoring`).
+query names exactly; only those candidates are scored (:mod:`toolret.scoring.mftr`).
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ from toolret.index.blas import one_blas_thread
 from toolret.index.dense import dense_search
 from toolret.index.lexical import analyze_query
 from toolret.index.snapshot import Snapshot
-from toolret.retrieval.arguments import spot_arguments
-from toolret.retrieval.evidence import query_evidence, registry_df
-from toolret.retrieval.ranked_candidates import RankedCandidates
-from toolret.retrieval.scoring import FieldSignals, evidence_score, score_candidates
+from toolret.scoring.arguments import spot_arguments
+from toolret.scoring.evidence import query_evidence, registry_df
+from toolret.scoring.mftr import FieldSignals, evidence_score, score_candidates
+from toolret.scoring.ranked_candidates import RankedCandidates
 
 __all__ = ["named_tools", "rank_query", "top_n"]
 

@@ -108,7 +108,7 @@ class ToolMemory:
         except ValueError as exc:
             logger.warning("ignoring unreadable fitted weights (%s); run fit() again", exc)
             return None
-        from toolret.retrieval.scoring import FEATURE_NAMES
+        from toolret.scoring.mftr import FEATURE_NAMES
 
         if weights.features != list(FEATURE_NAMES):
             logger.warning("ignoring fitted weights for other features; run fit() again")

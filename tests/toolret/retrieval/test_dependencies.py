@@ -8,7 +8,7 @@ from toolret import RetrievalConfig, ScoredTool, ToolDoc, ToolParam
 from toolret.config import DependencyConfig
 from toolret.documents.identifiers import DependencyIndex
 from toolret.retrieval.dependencies import add_producers, keep_producers, query_fills
-from toolret.retrieval.scoring import CandidateScore
+from toolret.scoring.mftr import CandidateScore
 
 ON = DependencyConfig(enabled=True, depth=3, min_score=None, max_added=1, placement="before")
 

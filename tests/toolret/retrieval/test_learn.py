@@ -7,7 +7,7 @@ import pytest
 
 from toolret import KnowledgeBaseError, RetrievalConfig, ToolDoc, ToolKnowledgeBase
 from toolret.retrieval.learn import choose_l2, pair_diffs, recall_at
-from toolret.retrieval.scoring import FEATURE_NAMES
+from toolret.scoring.mftr import FEATURE_NAMES
 
 HEURISTIC = FEATURE_NAMES.index("heuristic")
 NAME = FEATURE_NAMES.index("name_match")

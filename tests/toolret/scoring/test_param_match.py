@@ -7,9 +7,9 @@ import itertools
 import numpy as np
 
 from toolret import ToolDoc, ToolParam
-from toolret.index.param_table import ParamTable
-from toolret.retrieval.arguments import ArgumentFit, spot_arguments
-from toolret.retrieval.param_match import KeyShapes, key_satisfactions
+from toolret.scoring.arguments import ArgumentFit, spot_arguments
+from toolret.scoring.param_match import KeyShapes, key_satisfactions
+from toolret.scoring.param_table import ParamTable
 
 NAMES = ["city", "start_date", "user_id", "recipient_email", "file_path", "query", "movieId", "x", "unit", "the"]
 TYPES = ["string", "integer", "number", "boolean", "array", "object", "string|null", "null", "Any", "List[str]"]

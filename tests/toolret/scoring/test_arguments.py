@@ -7,7 +7,7 @@ import time
 import pytest
 
 from toolret import ToolParam
-from toolret.retrieval.arguments import _EMAIL, _FILE, param_satisfaction, spot_arguments
+from toolret.scoring.arguments import _EMAIL, _FILE, param_satisfaction, spot_arguments
 
 
 def kinds(query: str) -> list[str]:
@@ -82,7 +82,7 @@ def test_boolean_and_untyped_parameters_never_count_as_missing():
 
 
 def test_one_fit_scores_many_parameters_as_param_satisfaction_does():
-    from toolret.retrieval.arguments import ArgumentFit
+    from toolret.scoring.arguments import ArgumentFit
 
     query = 'set the fan to level high in "guest bedroom"'
     args, words = spot_arguments(query), set(query.lower().split())

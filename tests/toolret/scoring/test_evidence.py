@@ -6,8 +6,8 @@ import pytest
 
 from toolret import ToolDoc, ToolKnowledgeBase
 from toolret.index.lexical import analyze
-from toolret.retrieval.evidence import query_evidence, registry_df
-from toolret.retrieval.scoring import evidence_score, query_beta
+from toolret.scoring.evidence import query_evidence, registry_df
+from toolret.scoring.mftr import evidence_score, query_beta
 
 DOCS = [
     ToolDoc(name="get_weather", description="Get the current weather for a city."),

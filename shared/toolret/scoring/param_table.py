@@ -1,6 +1,6 @@
 """Every tool's parameters as flat arrays, built once per snapshot.
 
-The MFTR parameter penalty (:mod:`toolret.retrieval.penalty`) visits each parameter of each
+The MFTR parameter penalty (:mod:`toolret.scoring.penalty`) visits each parameter of each
 candidate on every query: a few hundred pydantic objects, read attribute by attribute, were
 a tenth of a search's time on bfcl. Laid out once here — a row per parameter, tools' rows
 contiguous and in order, each row naming its distinct ``(name, type)`` — a query reads the rows
@@ -36,7 +36,7 @@ class ParamTable:
     ``key[r]`` indexes ``keys``, the distinct ``(name, type, enum)`` triples (``enum``: the
     lowercased text of each allowed value, ``()`` for none — all a parameter's score reads);
     ``required[r]`` is the row's flag. Tables compare (and hash) by identity: query-time
-    structures derived from one (:mod:`toolret.retrieval.param_match`) are kept per table.
+    structures derived from one (:mod:`toolret.scoring.param_match`) are kept per table.
     """
 
     start: np.ndarray

@@ -1,12 +1,12 @@
 """s_p of many distinct parameters at once: the parameter penalty's inner loop as array operations.
 
-The penalty (:mod:`toolret.retrieval.penalty`) needs s_p (:meth:`ArgumentFit.satisfaction_of
-<toolret.retrieval.arguments.ArgumentFit.satisfaction_of>`) for every distinct parameter of a
+The penalty (:mod:`toolret.scoring.penalty`) needs s_p (:meth:`ArgumentFit.satisfaction_of
+<toolret.scoring.arguments.ArgumentFit.satisfaction_of>`) for every distinct parameter of a
 query's candidates: about 430 at 100k tools, each a few dictionary look-ups and a set test in
 Python, which was about a millisecond a search. s_p depends on the query only through the best
 fit of its values per *kind* of parameter (type and name hint, a few per query), whether the
 query's words hold all the parameter's name words, and for enumerations whether they hold an
-allowed value. :class:`KeyShapes` lays out, once per :class:`~toolret.index.param_table.ParamTable`,
+allowed value. :class:`KeyShapes` lays out, once per :class:`~toolret.scoring.param_table.ParamTable`,
 each distinct parameter's kind, name words, flags and allowed values; :func:`key_satisfactions`
 then works out each kind once and the name-word test for all parameters by counting, per query
 word, the name-word sets that hold it. The numbers are those of ``satisfaction_of``, bit for bit
@@ -14,7 +14,7 @@ word, the name-word sets that hold it. The numbers are those of ``satisfaction_o
 
 Example:
     >>> from toolret.documents.tool_doc import ToolDoc, ToolParam
-    >>> from toolret.retrieval.arguments import spot_arguments
+    >>> from toolret.scoring.arguments import spot_arguments
     >>> table = ParamTable.build([ToolDoc(name="a", parameters=[
     ...     ToolParam(name="city", type="string"), ToolParam(name="count", type="integer")])])
     >>> fit = ArgumentFit(spot_arguments("3 hotels"), {"3", "hotels"})
@@ -32,8 +32,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from toolret.index.param_table import ParamTable
-from toolret.retrieval.arguments import ID_FLOOR, NAMED_FLOOR, ArgumentFit, ParamShape, param_shape
+from toolret.scoring.arguments import ID_FLOOR, NAMED_FLOOR, ArgumentFit, ParamShape, param_shape
+from toolret.scoring.param_table import ParamTable
 
 __all__ = ["KeyShapes", "key_satisfactions"]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from toolret import ToolDoc, ToolParam
-from toolret.index.param_table import ParamTable
 from toolret.index.snapshot import build_snapshot
+from toolret.scoring.param_table import ParamTable
 
 
 def _docs() -> list[ToolDoc]:

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from toolret import PenaltyConfig, RetrievalConfig, ToolDoc, ToolParam
-from toolret.index.param_table import ParamTable
-from toolret.retrieval.arguments import ArgumentFit, param_satisfaction, spot_arguments
-from toolret.retrieval.penalty import candidate_penalties, parameter_penalty
+from toolret.scoring.arguments import ArgumentFit, param_satisfaction, spot_arguments
+from toolret.scoring.param_table import ParamTable
+from toolret.scoring.penalty import candidate_penalties, parameter_penalty
 
 DOCS = [
     ToolDoc(name="no_params"),

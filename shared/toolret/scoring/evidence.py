@@ -3,7 +3,7 @@
 A request that spells out identifiers, argument values or words that are rare in the registry
 ("convert 30 EUR with forex_convert_v2") is best served by exact matching; a paraphrased need
 ("help me not get lost abroad") by the embedding. :func:`query_evidence` summarises the query
-as a few numbers the fusion reads (:mod:`toolret.retrieval.scoring`) to set its lexical/dense balance per
+as a few numbers the fusion reads (:mod:`toolret.scoring.mftr`) to set its lexical/dense balance per
 query. Everything here is unsupervised: document frequencies come from the registry's own
 lexical index, nothing is fitted per registry.
 
@@ -31,7 +31,7 @@ _ALNUM = re.compile(r"(?=.*[A-Za-z])(?=.*\d)")
 class QueryEvidence:
     """``idf_mass``: mean normalised IDF (in [0, 1]) of the query tokens the registry knows;
     ``oov_share``: share of query tokens no tool contains; ``n_args``: argument values spotted
-    (:func:`toolret.retrieval.arguments.spot_arguments`); ``n_ident``: identifier-like words
+    (:func:`toolret.scoring.arguments.spot_arguments`); ``n_ident``: identifier-like words
     (``snake_case``, ``camelCase``, ``dotted.names``, ``v2``)."""
 
     idf_mass: float
@@ -49,7 +49,7 @@ def _is_identifier(word: str) -> bool:
 
 def query_evidence(text: str, tokens: Sequence[str], df: Mapping[str, int], n_docs: int) -> QueryEvidence:
     """Evidence features of one query (``tokens``: the analysed query, as the lexical index sees it)."""
-    from toolret.retrieval.arguments import spot_arguments
+    from toolret.scoring.arguments import spot_arguments
 
     n_ident = sum(1 for w in _RAW_WORD.findall(text) if _is_identifier(w))
     n_args = len(spot_arguments(text))

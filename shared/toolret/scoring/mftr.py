@@ -11,7 +11,7 @@ combine sensibly: by default each field's BM25 scores and cosines are z-scores o
 own candidate pool, so a signal counts by how far it lifts a tool above the pool, whatever its
 raw scale on this query and registry (``bound``, the earlier absolute formula, and ``minmax`` are
 kept as options). ``beta_q`` follows the query's lexical evidence (:func:`query_beta`,
-:mod:`toolret.retrieval.evidence`). Field weights are renormalised over the fields a tool actually has.
+:mod:`toolret.scoring.evidence`). Field weights are renormalised over the fields a tool actually has.
 Every default was chosen leaving one dev set out (``toolret bench --lodo``, docs/method.md).
 """
 
@@ -27,10 +27,10 @@ import numpy as np
 
 from toolret.config import LearnedWeights, RetrievalConfig
 from toolret.documents.tool_doc import INDEX_FIELDS, ToolDoc
-from toolret.index.param_table import ParamTable
-from toolret.retrieval.arguments import ArgumentFit, SpottedArgument
-from toolret.retrieval.penalty import candidate_penalties, parameter_penalty, sigmoid
-from toolret.retrieval.ranked_candidates import CandidateScore, RankedCandidates
+from toolret.scoring.arguments import ArgumentFit, SpottedArgument
+from toolret.scoring.param_table import ParamTable
+from toolret.scoring.penalty import candidate_penalties, parameter_penalty, sigmoid
+from toolret.scoring.ranked_candidates import CandidateScore, RankedCandidates
 
 __all__ = [
     "FEATURE_NAMES",
@@ -89,7 +89,7 @@ def evidence_score(oov_share: Any, n_ident: Any) -> Any:
     Measured on the dev sets (per query, NDCG@10 with a lexical-heavy minus a dense-heavy
     balance): the share of query words no tool contains is the clearest sign that exact matching
     will fail (a paraphrase), identifier-like words a sign that it will work. IDF mass and argument
-    values did not predict it (toolret.retrieval.evidence keeps them for inspection).
+    values did not predict it (toolret.scoring.evidence keeps them for inspection).
     """
     oov = np.asarray(oov_share, dtype=np.float64)
     return 2.0 * (EVIDENCE_OOV_CENTER - oov) + EVIDENCE_IDENT * np.minimum(n_ident, 2)
@@ -185,7 +185,7 @@ def score_candidates(
     learned: LearnedWeights | None = None,
 ) -> RankedCandidates:
     """MFTR scores of every candidate, best first (ties broken by knowledge-base order), as a
-    :class:`~toolret.retrieval.ranked_candidates.RankedCandidates` (each object is made when first read).
+    :class:`~toolret.scoring.ranked_candidates.RankedCandidates` (each object is made when first read).
 
     ``params`` is the snapshot's table of ``docs``' parameters (:attr:`Snapshot.params
     <toolret.index.snapshot.Snapshot.params>`); without it one is built for the candidates.
@@ -254,7 +254,7 @@ def score_candidates(
         matrix = np.column_stack(columns) if n else np.zeros((0, len(columns)))
         scores = np.array([float(np.dot(coef, row)) for row in matrix])
     # Best first, ties by knowledge-base order. The CandidateScore objects are made when read
-    # (toolret.retrieval.ranked_candidates): a search at 100k tools scores ~400 candidates and reads a handful.
+    # (toolret.scoring.ranked_candidates): a search at 100k tools scores ~400 candidates and reads a handful.
     order = np.lexsort((signals.candidates, -scores)).tolist()
     return RankedCandidates(
         candidates=signals.candidates,

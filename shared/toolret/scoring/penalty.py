@@ -2,10 +2,10 @@
 
 P(q, t) = scale * sum_p sigmoid(alpha * (tau - s_p)) * (w_req | w_opt)      (MFTR, eq. 3)
 
-with s_p from :class:`toolret.retrieval.arguments.ArgumentFit`. :func:`parameter_penalty` is the
+with s_p from :class:`toolret.scoring.arguments.ArgumentFit`. :func:`parameter_penalty` is the
 formula for one tool; :func:`candidate_penalties` gives the same numbers for a query's whole
-candidate pool from the snapshot's :class:`~toolret.index.param_table.ParamTable`, working out each
-distinct (name, type, enum) once, all of them together (:mod:`toolret.retrieval.param_match`), and
+candidate pool from the snapshot's :class:`~toolret.scoring.param_table.ParamTable`, working out each
+distinct (name, type, enum) once, all of them together (:mod:`toolret.scoring.param_match`), and
 each distinct s_p once, and summing each tool's terms in the tool's parameter order
 (``np.bincount`` adds in input order), so both agree to the last bit.
 """
@@ -18,9 +18,9 @@ import numpy as np
 
 from toolret.config import RetrievalConfig
 from toolret.documents.tool_doc import ToolDoc
-from toolret.index.param_table import ParamTable
-from toolret.retrieval.arguments import ArgumentFit, SpottedArgument
-from toolret.retrieval.param_match import KeyShapes, key_satisfactions
+from toolret.scoring.arguments import ArgumentFit, SpottedArgument
+from toolret.scoring.param_match import KeyShapes, key_satisfactions
+from toolret.scoring.param_table import ParamTable
 
 __all__ = ["candidate_penalties", "parameter_penalty"]
 

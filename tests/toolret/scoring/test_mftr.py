@@ -13,8 +13,8 @@ from toolret import (
     ToolKnowledgeBase,
     ToolParam,
 )
-from toolret.retrieval.arguments import spot_arguments
-from toolret.retrieval.scoring import FieldSignals, parameter_penalty, score_candidates
+from toolret.scoring.arguments import spot_arguments
+from toolret.scoring.mftr import FieldSignals, parameter_penalty, score_candidates
 
 
 def _signals(n: int, **fields):
@@ -236,7 +236,7 @@ def _reference_scores(sig, docs, cfg, args, query_words, named, exact, history, 
     """score_candidates' candidate-at-a-time formula as it was written before it was vectorised:
     the vectorised version must give the same floats, features and order."""
     from toolret.documents.tool_doc import INDEX_FIELDS
-    from toolret.retrieval.scoring import normalize_field, pool_statistics, query_beta
+    from toolret.scoring.mftr import normalize_field, pool_statistics, query_beta
 
     weights = cfg.field_weights.as_dict()
     beta = query_beta(cfg.lexical_weight, cfg.evidence_slope, sig.evidence)
@@ -293,8 +293,8 @@ def _reference_scores(sig, docs, cfg, args, query_words, named, exact, history, 
 @pytest.mark.parametrize("learned", [False, True])
 def test_vectorised_scores_equal_the_candidate_at_a_time_formula_exactly(learned):
     from toolret.config import LearnedWeights
-    from toolret.index.param_table import ParamTable
-    from toolret.retrieval.scoring import FEATURE_NAMES
+    from toolret.scoring.mftr import FEATURE_NAMES
+    from toolret.scoring.param_table import ParamTable
 
     rng = np.random.default_rng(7)
     n_docs = 40

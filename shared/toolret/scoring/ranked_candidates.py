@@ -1,6 +1,6 @@
 """A query's scored candidates, best first, made into :class:`CandidateScore` objects only when read.
 
-:func:`toolret.retrieval.scoring.score_candidates` scores every candidate of a query's pool (about
+:func:`toolret.scoring.mftr.score_candidates` scores every candidate of a query's pool (about
 400 at 100k tools) with array operations; a search then reads only its head (the top ``depth``
 for ``select``, the top 20 per list for fusion) and, for the dependency stage, the few producers
 it looks up by tool. Building an object with rounded per-field scores and a feature tuple for
@@ -46,7 +46,7 @@ class RankedCandidates(Sequence[CandidateScore]):
 
     ``per_field`` maps each scored field to (its per-candidate score, whether the candidate has
     the field); ``history`` is each candidate's tool-memory score (None without one);
-    ``features`` the learned scorer's features (:data:`~toolret.retrieval.scoring.FEATURE_NAMES`),
+    ``features`` the learned scorer's features (:data:`~toolret.scoring.mftr.FEATURE_NAMES`),
     a float64 array per feature with a value per candidate.
     """
 

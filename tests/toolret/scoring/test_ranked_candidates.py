@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from toolret.retrieval.ranked_candidates import CandidateScore, RankedCandidates
+from toolret.scoring.ranked_candidates import CandidateScore, RankedCandidates
 
 
 def _ranked() -> RankedCandidates:
