@@ -2,7 +2,7 @@
 
 A facade: writes go through :class:`~toolret.index.writer.IndexWriter` (one locked change-set
 path), files through :mod:`toolret.index.persistence`, the tool-use memory through
-:class:`~toolret.retrieval.usage_log.ToolMemory`, and every search through the one pipeline
+:class:`~toolret.retrieval.usage_log.UsageLog`, and every search through the one pipeline
 driver, :mod:`toolret.retrieval.driver`.
 
 Example:
@@ -44,7 +44,7 @@ from toolret.retrieval.definitions import validate_budget
 from toolret.retrieval.driver import SearchOptions, drive
 from toolret.retrieval.pipeline import SearchState, checked_query
 from toolret.retrieval.rerank import CrossEncoderCache
-from toolret.retrieval.usage_log import ToolMemory
+from toolret.retrieval.usage_log import UsageLog
 
 __all__ = ["SyncReport", "ToolKnowledgeBase"]
 
@@ -88,7 +88,7 @@ class ToolKnowledgeBase:
                 store, self.embedder, self.config, expander=expander, offline_expansion=offline_expansion
             )
             self._writer.snapshot = persistence.load_snapshot(self._writer, self.path)
-            self._memory = ToolMemory(self._writer)
+            self._memory = UsageLog(self._writer)
             persistence.opened(self._writer)  # from here on ChromaDB is read (lazily), not the snapshot file
         except ToolRetError:
             raise

@@ -31,7 +31,7 @@ _EXPORTS = {
     "LiveTools": "live_tools",
     "LocalStore": "local_store",
     "MANIFEST": "persistence",
-    "MemoryStore": "memory_store",
+    "InMemoryStore": "in_memory_store",
     "ONNX_DYNAMIC_EMBEDDER_NAME": "onnx_dynamic",
     "ONNX_EMBEDDER_NAME": "onnx_embedding",
     "SNAPSHOT_FILE": "snapshot_file",

@@ -96,14 +96,14 @@ def _embedder_for(stored_name: str | None, embedder: Any) -> Any:
 def open_store(path: Path | None, client: Any, collection: str, embedder: Any) -> tuple[ChromaStore, Embedder]:
     """The store, and the embedder to use with it (the one it was built with unless one is given).
 
-    No path and no client: a :class:`~toolret.index.memory_store.MemoryStore` (the snapshot is
+    No path and no client: a :class:`~toolret.index.in_memory_store.InMemoryStore` (the snapshot is
     the only copy of the vectors). A local directory: a :class:`LocalStore`, which does not
     open ChromaDB when the snapshot file is current and the embedder matches. A client: ChromaDB.
     """
     if path is None and client is None:
-        from toolret.index.memory_store import MemoryStore
+        from toolret.index.in_memory_store import InMemoryStore
 
-        memory = MemoryStore(collection)
+        memory = InMemoryStore(collection)
         resolved = resolve_embedder(embedder)
         memory.open(resolved.name)
         return memory, resolved  # type: ignore[return-value]  # the same calls as ChromaStore

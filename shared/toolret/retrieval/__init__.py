@@ -41,7 +41,7 @@ _EXPORTS = {
     "SearchState": "search_state",
     "StageName": "driver",
     "SubTask": "planning",
-    "ToolMemory": "usage_log",
+    "UsageLog": "usage_log",
     "as_chat_history": "conversation",
     "auto_cut": "auto_k",
     "budgeted_merge": "fusion",

@@ -17,14 +17,14 @@ from toolret.errors import KnowledgeBaseError, ToolNotFoundError
 from toolret.index.writer import IndexWriter
 from toolret.retrieval.past_use import HistorySnapshot
 
-__all__ = ["ToolMemory"]
+__all__ = ["UsageLog"]
 
 logger = logging.getLogger("toolret")
 
 _LEARNED_KEY = "learned_weights"
 
 
-class ToolMemory:
+class UsageLog:
     """Recorded bundles (:attr:`history`) and the fitted scorer (:attr:`learned`) of one knowledge base."""
 
     def __init__(self, writer: IndexWriter) -> None:

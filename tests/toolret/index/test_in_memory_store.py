@@ -5,13 +5,13 @@ from __future__ import annotations
 import numpy as np
 
 from toolret import ToolDoc, ToolKnowledgeBase
-from toolret.index.memory_store import MemoryStore
+from toolret.index.in_memory_store import InMemoryStore
 
 
 def test_in_memory_knowledge_base_stores_documents_and_history_but_no_vectors(embedder):
     kb = ToolKnowledgeBase(embedder=embedder)
     store = kb._writer.store
-    assert isinstance(store, MemoryStore)
+    assert isinstance(store, InMemoryStore)
     kb.add(
         [
             ToolDoc(name="get_weather", description="Weather for a city."),

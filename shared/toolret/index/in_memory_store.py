@@ -23,10 +23,10 @@ import numpy as np
 from toolret.documents.tool_doc import ToolDoc
 from toolret.index.store import StoredTool
 
-__all__ = ["MemoryStore"]
+__all__ = ["InMemoryStore"]
 
 
-class MemoryStore:
+class InMemoryStore:
     """Tool hashes, history, metadata and the change marker of one in-memory knowledge base."""
 
     persistent = False
