@@ -9,14 +9,14 @@ from __future__ import annotations
 from toolret._exports import lazy_exports
 
 _EXPORTS = {
-    "CondensedCard": "offline",
+    "CondensedCard": "card_type",
     "CondensedCopies": "condensing",
-    "ExampleCall": "offline",
+    "ExampleCall": "card_type",
     "LLMCardWriter": "card",
     "agent_description": "card",
-    "card_problems": "offline",
+    "card_problems": "card_type",
     "offline_card": "offline",
-    "tokens": "offline",
+    "tokens": "card_type",
 }
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

@@ -12,7 +12,8 @@ Adapters hand the agent :func:`agent_description` (opt-in) instead of the raw de
 Token counts here are ``ceil(characters / 4)``: tokenizer-free, good enough to compare.
 
 Example:
-    >>> from toolret.cards.offline import card_problems, offline_card
+    >>> from toolret.cards.card_type import card_problems
+    >>> from toolret.cards.offline import offline_card
     >>> from toolret.documents.tool_doc import ToolDoc, ToolParam
     >>> doc = ToolDoc(name="get_weather", description="Weather now for a city. Backed by METAR.",
     ...               parameters=[ToolParam(name="city", type="string", required=True)])
@@ -34,7 +35,8 @@ import asyncio
 import logging
 from collections.abc import Sequence
 
-from toolret.cards.offline import CondensedCard, card_problems, offline_card
+from toolret.cards.card_type import CondensedCard, card_problems
+from toolret.cards.offline import offline_card
 from toolret.documents.tool_doc import ToolDoc
 from toolret.index.expansion import ExpansionCache
 from toolret.llm.prompts import CARD_V1, render
