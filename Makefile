@@ -48,7 +48,7 @@ lint: $(STAMP)
 	$(PY) -m mypy
 
 test: $(STAMP) lint
-	$(PY) -m pytest -q -p no:cacheprovider
+	$(PY) -m pytest -q -rs -p no:cacheprovider
 
 test-fast: $(STAMP)
 	$(PY) -m pytest -q -m 'not slow'

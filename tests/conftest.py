@@ -55,9 +55,9 @@ def make_kb(embedder) -> Iterator[Callable[..., Any]]:
 def require_benchmarks() -> Path:
     """``../shared/benchmarks``, or skip the calling test with the reason when it is not there.
 
-    A checkout without the team folder still runs every other test. CI sets
-    ``TOOLRET_REQUIRE_BENCHMARKS=1`` (``.ci/run``): there a missing folder fails instead, so no
-    benchmark test can be skipped unnoticed.
+    A checkout without the team folder still runs every other test, and ``make test`` prints each
+    skip's reason (``-rs``). CI sets ``TOOLRET_REQUIRE_BENCHMARKS=1`` (``.ci/run``): there a missing
+    folder fails instead, so no benchmark test can be skipped where the data is meant to be.
     """
     if not BENCHMARKS.is_dir():
         reason = f"needs the dev benchmarks at {BENCHMARKS} (../shared beside the repository)"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -24,8 +25,18 @@ def _cache_name(encoding: str) -> str:
     return hashlib.sha1(tokens._TIKTOKEN_FILES[encoding][0].encode()).hexdigest()
 
 
+def _packaged_cache(encoding: str) -> Path:
+    """llama-index-core's bundled tiktoken folder (the dev extras install it, and tiktoken with it):
+    a missing file is a broken test environment, not a reason to skip."""
+    packaged = [d for d in tokens._tiktoken_dirs() if d.name == "tiktoken_cache"]
+    assert packaged and (packaged[0] / _cache_name(encoding)).is_file(), (
+        f"llama-index-core's tiktoken file for {encoding} is missing: `make test` installs the dev extras"
+    )
+    return packaged[0]
+
+
 def _no_download(monkeypatch):
-    tiktoken = pytest.importorskip("tiktoken")
+    import tiktoken
 
     def download(name):
         raise AssertionError(f"tiktoken asked to fetch {name}")
@@ -34,10 +45,7 @@ def _no_download(monkeypatch):
 
 
 def test_the_copy_llama_index_ships_is_read_without_a_download_and_the_environment_is_left_as_it_was(monkeypatch):
-    pytest.importorskip("tiktoken")
-    packaged = [d for d in tokens._tiktoken_dirs() if d.name == "tiktoken_cache"]
-    if not packaged or not (packaged[0] / _cache_name("o200k_base")).is_file():
-        pytest.skip("llama-index-core's tiktoken files are not installed")
+    _packaged_cache("o200k_base")
     monkeypatch.delenv("TIKTOKEN_CACHE_DIR", raising=False)
     counter = token_counter()
     assert counter.name == "tiktoken o200k_base" and not counter.estimated
@@ -46,11 +54,8 @@ def test_the_copy_llama_index_ships_is_read_without_a_download_and_the_environme
 
 
 def test_tiktokens_own_cache_is_read_by_tiktokens_rule(monkeypatch, tmp_path):
-    pytest.importorskip("tiktoken")
-    packaged = [d for d in tokens._tiktoken_dirs() if d.name == "tiktoken_cache"]
-    if not packaged or not (packaged[0] / _cache_name("cl100k_base")).is_file():
-        pytest.skip("no tiktoken file to copy into a cache")
-    shutil.copy(packaged[0] / _cache_name("cl100k_base"), tmp_path / _cache_name("cl100k_base"))
+    packaged = _packaged_cache("cl100k_base")
+    shutil.copy(packaged / _cache_name("cl100k_base"), tmp_path / _cache_name("cl100k_base"))
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
     assert tokens._tiktoken_dirs()[0] == tmp_path
     monkeypatch.setattr(tokens, "_tiktoken_dirs", lambda: [tmp_path])  # only that cache: cl100k_base
