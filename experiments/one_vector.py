@@ -19,8 +19,8 @@ import math
 from pathlib import Path
 
 import numpy as np
+from common import recall_ndcg, snapshot_docs
 
-from toolret import ToolKnowledgeBase
 from toolret.documents.tool_doc import INDEX_FIELDS
 from toolret.eval.datasets import load_dataset
 from toolret.eval.lodo import Setting, _zscore_shared, default_setting, evidence_of, fused_scores
@@ -31,15 +31,6 @@ from toolret.index.expansion import expand_offline
 from toolret.training.benchmarks import DEV_SETS
 
 DESCRIPTION = INDEX_FIELDS.index("description")
-LOG2 = 1.0 / np.log2(np.arange(2, 12))
-
-
-def recall_ndcg(score: np.ndarray, sig: DatasetSignals) -> tuple[float, float]:
-    order = np.argsort(-score, axis=1, kind="stable")[:, :10]
-    hits = np.take_along_axis(sig.rel, order, axis=1) & np.isfinite(np.take_along_axis(score, order, axis=1))
-    hits = np.pad(hits, ((0, 0), (0, 10 - hits.shape[1])))
-    idcg = np.cumsum(LOG2)[np.minimum(sig.n_rel, 10) - 1]
-    return float((hits[:, :5].sum(1) / sig.n_rel).mean()), float(((hits * LOG2).sum(1) / idcg).mean())
 
 
 def top_mask(x: np.ndarray, mask: np.ndarray, k: int) -> np.ndarray:
@@ -77,10 +68,7 @@ def with_joined_vector(
 ) -> DatasetSignals:
     """The signals with the description slot's cosine replaced by one text joining ``fields``."""
     ds = load_dataset(root / sig.name)
-    kb = ToolKnowledgeBase(None, embedder=embedder)
-    kb.add(ds.tool_docs())
-    docs = list(kb._writer.snapshot.docs)  # the order of the cached candidate indices
-    kb.close()
+    docs = snapshot_docs(root, sig.name, embedder)
     texts = [" ".join(t for t in (expand_offline(d).field_text(f) for f in fields) if t)[:2000] for d in docs]  # type: ignore[arg-type]
     tools = np.asarray(embedder.embed(texts))
     queries = np.asarray(embedder.embed([q.query for q in ds.sample(500, seed=0).queries]))

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from common import recall_ndcg
 
 from toolret.eval.lodo import Setting, _zscore, default_setting, fused_scores
 from toolret.eval.scale import ComposedEmbedder
@@ -39,7 +40,6 @@ from toolret.eval.signals import DatasetSignals, load_or_extract
 from toolret.index.embedding import resolve_embedder
 from toolret.training.benchmarks import DEV_SETS, FOLDS
 
-LOG2 = 1.0 / np.log2(np.arange(2, 12))
 TOP_N = 30
 CUT_K = 5
 
@@ -82,14 +82,6 @@ def candidate_features(sig: DatasetSignals, st: Setting) -> tuple[np.ndarray, np
         cols += [lex_share[:, :, f], lz[:, :, f], pres[:, :, f].astype(float)]
     cols += [np.repeat(sig.qfeat[:, None, j], c, axis=1) for j in range(sig.qfeat.shape[1])]
     return np.stack(cols, axis=2).astype(np.float32), top, s0
-
-
-def recall_ndcg(score: np.ndarray, sig: DatasetSignals) -> tuple[float, float]:
-    order = np.argsort(-score, axis=1, kind="stable")[:, :10]
-    hits = np.take_along_axis(sig.rel, order, axis=1) & np.isfinite(np.take_along_axis(score, order, axis=1))
-    hits = np.pad(hits, ((0, 0), (0, 10 - hits.shape[1])))
-    idcg = np.cumsum(LOG2)[np.minimum(sig.n_rel, 10) - 1]
-    return float((hits[:, :5].sum(1) / sig.n_rel).mean()), float(((hits * LOG2).sum(1) / idcg).mean())
 
 
 def fit_listwise(x: np.ndarray, y: np.ndarray, groups: list[int], iters: int = 300, lr: float = 0.1) -> Any:

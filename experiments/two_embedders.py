@@ -18,8 +18,8 @@ import math
 from pathlib import Path
 
 import numpy as np
+from common import recall_ndcg, snapshot_docs
 
-from toolret import ToolKnowledgeBase
 from toolret.documents.tool_doc import INDEX_FIELDS
 from toolret.eval.datasets import load_dataset
 from toolret.eval.lodo import _HUB_MASK, Setting, _zscore_shared, default_setting, evidence_of, fused_scores
@@ -31,17 +31,8 @@ from toolret.index.onnx_embedding import OnnxEmbedder
 from toolret.training.benchmarks import DEV_SETS, FOLDS
 
 FOLD_OF = {s: f for f, sets in FOLDS.items() for s in sets}
-LOG2 = 1.0 / np.log2(np.arange(2, 12))
 LAMBDAS = (0.0, 0.25, 0.5, 0.75, 1.0)
 BETAS = (0.25, 0.35, 0.45)
-
-
-def recall_ndcg(score: np.ndarray, sig: DatasetSignals) -> tuple[float, float]:
-    order = np.argsort(-score, axis=1, kind="stable")[:, :10]
-    hits = np.take_along_axis(sig.rel, order, axis=1) & np.isfinite(np.take_along_axis(score, order, axis=1))
-    hits = np.pad(hits, ((0, 0), (0, 10 - hits.shape[1])))
-    idcg = np.cumsum(LOG2)[np.minimum(sig.n_rel, 10) - 1]
-    return float((hits[:, :5].sum(1) / sig.n_rel).mean()), float(((hits * LOG2).sum(1) / idcg).mean())
 
 
 def trained_cosines(
@@ -49,10 +40,7 @@ def trained_cosines(
 ) -> np.ndarray:
     """[Q, C, len(fields)]: the fold model's cosine of each cached candidate, per field."""
     ds = load_dataset(root / sig.name)
-    kb = ToolKnowledgeBase(None, embedder=stock)
-    kb.add(ds.tool_docs())
-    docs = list(kb._writer.snapshot.docs)  # the order of the cached candidate indices
-    kb.close()
+    docs = snapshot_docs(root, sig.name, stock)
     queries = np.asarray(model.embed([q.query for q in ds.sample(500, seed=0).queries]))
     queries /= np.linalg.norm(queries, axis=1, keepdims=True)
     out = np.zeros((*sig.dense.shape[:2], len(fields)), np.float32)

@@ -27,7 +27,7 @@ from toolret.documents.tool_doc import INDEX_FIELDS
 from toolret.eval.signals import QUERY_FEATURES, DatasetSignals
 from toolret.index.adaptation import HUB_FIELDS
 
-__all__ = ["FoldResult", "Setting", "choose", "default_setting", "grid", "lodo", "score_setting"]
+__all__ = ["FoldResult", "Setting", "choose", "default_setting", "grid", "lodo", "score_metrics", "score_setting"]
 
 _F = len(INDEX_FIELDS)
 _LOG2 = 1.0 / np.log2(np.arange(2, 12))
@@ -156,7 +156,14 @@ def score_setting(
     sig: DatasetSignals, s: Setting, *, name_level: bool = False, beta_q: np.ndarray | None = None
 ) -> dict[str, float]:
     """Mean R@5, NDCG@10, C@10 and TRACC (of the k='auto' cut) of setting ``s`` on one set."""
-    score, _ = fused_scores(sig, s, beta_q)
+    return score_metrics(sig, fused_scores(sig, s, beta_q)[0], name_level=name_level, auto_margin=s.auto_margin)
+
+
+def score_metrics(
+    sig: DatasetSignals, score: np.ndarray, *, name_level: bool = False, auto_margin: float | None = None
+) -> dict[str, float]:
+    """Mean R@5, NDCG@10 and C@10 of any per-candidate ``score`` ([Q, C], -inf outside the pool) on
+    one set, plus TRACC of the k='auto' cut when ``auto_margin`` is given."""
     rel, rel_group, group = sig.rel, sig.rel_group, sig.group
     if score.shape[1] < 40:  # a small registry: pad with empty slots so every cut-off exists
         extra = 40 - score.shape[1]
@@ -197,7 +204,8 @@ def score_setting(
             "ndcg@10": float(((top_hits * _LOG2).sum(axis=1) / idcg).mean()),
             "completeness@10": float((top_hits.sum(axis=1) >= sig.n_rel).mean()),
         }
-    out["tracc"] = _tracc_auto(rel, sig.n_rel, order, top_scores, finite, s.auto_margin)
+    if auto_margin is not None:
+        out["tracc"] = _tracc_auto(rel, sig.n_rel, order, top_scores, finite, auto_margin)
     return out
 
 
