@@ -72,6 +72,7 @@ _EXPORTS = {
     "plan_with_llm": "llm_planning",
     "planner_messages": "llm_planning",
     "query_language": "language",
+    "Ranking": "ranking",
     "rank_query": "ranking",
     "recall_at": "learn",
     "reciprocal_rank_fusion": "fusion",

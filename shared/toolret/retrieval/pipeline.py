@@ -148,7 +148,17 @@ def stage_retrieve(state: SearchState) -> None:
         timings["candidates"] = timings.get("candidates", 0.0) + (time.perf_counter() - start) * 1000
         fields = {f: (t, vec_of[t]) for f, t in ft.items()} or None
         state.rankings.append(
-            rank_query(snap, job.text, vec_of[job.text], config, fields, history, timings, state.allowed, state.learned)
+            rank_query(
+                snap,
+                job.text,
+                vec_of[job.text],
+                config,
+                fields,
+                history,
+                timings,
+                allowed=state.allowed,
+                learned=state.learned,
+            )
         )
     state.trace.append(
         TraceStep(
@@ -330,8 +340,6 @@ def _plain_search(state: SearchState, text: str, n: int) -> list[ScoredTool]:
 def finish_search(state: SearchState) -> SearchResult:
     """The result: the top k tools, or with ``auto`` the precise set of :func:`toolret.retrieval.auto_k.select_auto`."""
     tools = state.tools[: state.k]
-    if state.allowed is not None:  # every stage searches the allowed tools only; this is the guarantee
-        tools = [t for t in tools if state.allowed[state.snap.index_of[t.id]]]
     if state.config.dependencies.enabled and tools and state.rankings and state.snap.dependencies:
         # Only registries with identifier parameters and their producers get the stage (and its step).
         tools, step = resolve_dependencies(

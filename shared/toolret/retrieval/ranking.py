@@ -23,7 +23,7 @@ from toolret.scoring.evidence import query_evidence, registry_df
 from toolret.scoring.mftr import FieldSignals, evidence_score, score_candidates
 from toolret.scoring.ranked_candidates import RankedCandidates
 
-__all__ = ["named_tools", "rank_query", "top_n"]
+__all__ = ["Ranking", "named_tools", "rank_query", "top_n"]
 
 _QUERY_WORDS = re.compile(r"[\w.]+", re.UNICODE)
 
