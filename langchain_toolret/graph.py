@@ -3,8 +3,8 @@
 ``build_tool_retrieval_graph`` compiles ``plan → retrieve → fuse → rerank → reflect`` with a
 conditional edge from ``reflect`` back to ``retrieve`` while sub-tasks stay uncovered (the
 engine bounds the rounds by ``RetrievalConfig.reflect_rounds``). Each node calls the engine's
-own stage function on the search's state, and every edge asks the engine's driver
-(:func:`toolret.retrieval.driver.next_stage`) which stage follows, so the subgraph returns
+own stage on the search (:meth:`toolret.retrieval.search.Search.run_stage`), and every edge asks
+the search (:meth:`~toolret.retrieval.search.Search.next_stage`) which stage follows, so the subgraph returns
 exactly what ``ToolKnowledgeBase.search`` returns — but every phase shows up in LangGraph's
 streaming and tracing, and a parent graph can run it as a node.
 
@@ -50,8 +50,7 @@ from typing_extensions import NotRequired, TypedDict
 from langchain_toolret.conversation import conversation_query
 from langchain_toolret.index import ToolIndex
 from toolret import ConfigError, K, QueryError, RetrievalConfig, SearchResult, TraceStep, validate_k
-from toolret.retrieval.driver import STAGES, StageName, finish_search, next_stage
-from toolret.retrieval.pipeline import SearchState
+from toolret.retrieval.search import Search, StageName
 
 __all__ = [
     "ToolRetrievalGraphInput",
@@ -80,7 +79,7 @@ class ToolRetrievalGraphOutput(TypedDict):
 class ToolRetrievalGraphState(ToolRetrievalGraphInput, ToolRetrievalGraphOutput, total=False):
     """Input and output keys, plus the engine's search state (untracked: never checkpointed)."""
 
-    search: Annotated[SearchState | None, UntrackedValue]
+    search: Annotated[Search | None, UntrackedValue]
 
 
 def _node(name: str, fn: Callable[[dict[str, Any]], dict[str, Any]]) -> RunnableLambda[Any, Any]:
@@ -92,7 +91,7 @@ def _node(name: str, fn: Callable[[dict[str, Any]], dict[str, Any]]) -> Runnable
     return RunnableLambda(fn, afunc=afn, name=name)
 
 
-def _search(state: dict[str, Any]) -> SearchState:
+def _search(state: dict[str, Any]) -> Search:
     search = state.get("search")
     if search is None:
         raise RuntimeError(
@@ -152,21 +151,21 @@ def build_tool_retrieval_graph(
 
     def stage_node(stage: StageName) -> Callable[[dict[str, Any]], dict[str, Any]]:
         def run(state: dict[str, Any]) -> dict[str, Any]:
-            STAGES[stage](search := _search(state))
+            (search := _search(state)).run_stage(stage)
             return {"search": search}
 
         return run
 
     def route(done: StageName | None) -> Callable[[dict[str, Any]], str]:
-        # The engine's driver decides which stage follows, as in ToolKnowledgeBase.search.
+        # The search decides which stage follows, as in ToolKnowledgeBase.search.
         def after(state: dict[str, Any]) -> str:
             search = state.get("search")
-            return (next_stage(done, search) if search is not None else None) or "finish"
+            return (search.next_stage(done) if search is not None else None) or "finish"
 
         return after
 
     def finish(state: dict[str, Any]) -> dict[str, Any]:
-        result = finish_search(_search(state))
+        result = _search(state).finish()
         if not state.get("query") and query_builder is None:
             result = index.follow_up(list(state.get("messages") or []), result, k)
         result = index.fit(result)  # a tool that cannot be bound is left out, with a warning and a trace step
@@ -182,12 +181,12 @@ def build_tool_retrieval_graph(
         ToolRetrievalGraphState, input_schema=ToolRetrievalGraphInput, output_schema=ToolRetrievalGraphOutput
     )
     builder.add_node("begin", _node("begin", begin))
-    for stage in STAGES:
+    for stage in Search.STAGES:
         builder.add_node(stage, _node(stage, stage_node(stage)))
     builder.add_node("finish", _node("finish", finish))
     builder.add_edge(START, "begin")
     builder.add_conditional_edges("begin", route(None))
-    for stage in STAGES:
+    for stage in Search.STAGES:
         builder.add_conditional_edges(stage, route(stage))
     builder.add_edge("finish", END)
     return builder.compile(name=name)

@@ -48,7 +48,7 @@ from toolret.index.persistence import registry_hash
 from toolret.retrieval.conversation import as_chat_history
 from toolret.retrieval.definitions import fit_definitions
 from toolret.retrieval.follow_up import add_context
-from toolret.retrieval.pipeline import SearchState
+from toolret.retrieval.search import Search
 
 __all__ = ["ToolIndex"]
 
@@ -264,7 +264,7 @@ class ToolIndex:
         *,
         config: RetrievalConfig | str | None = None,
         conversation: Sequence[Any] | None = None,
-    ) -> SearchState:
+    ) -> Search:
         """A not yet run search over the knowledge base, for driving the pipeline stages."""
         return self.kb.begin_search(
             query, k, config=config or self.config, conversation=conversation, llm=self.llm, allowed_ids=self.allowed

@@ -2,8 +2,8 @@
 
 A facade: writes go through :class:`~toolret.index.writer.IndexWriter` (one locked change-set
 path), files through :mod:`toolret.index.persistence`, the tool-use memory through
-:class:`~toolret.retrieval.usage_log.UsageLog`, and every search through the one pipeline
-driver, :mod:`toolret.retrieval.driver`.
+:class:`~toolret.retrieval.usage_log.UsageLog`, and every search through one
+:class:`~toolret.retrieval.search.Search`.
 
 Example:
     >>> from toolret import ToolKnowledgeBase
@@ -23,9 +23,8 @@ Example:
 
 from __future__ import annotations
 
-import asyncio
 import os
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -37,13 +36,14 @@ from toolret.errors import KnowledgeBaseError, ToolNotFoundError, ToolRetError
 from toolret.index import persistence
 from toolret.index.embedding import Embedder
 from toolret.index.writer import IndexWriter, SyncReport
-from toolret.results import ScoredTool, SearchResult
+from toolret.results import SearchResult
 from toolret.retrieval.allowed import allowed_mask, allowed_trace
 from toolret.retrieval.conversation import as_chat_history
 from toolret.retrieval.definitions import validate_budget
-from toolret.retrieval.driver import SearchOptions, drive
-from toolret.retrieval.pipeline import SearchState, checked_query
+from toolret.retrieval.pipeline import checked_query
 from toolret.retrieval.rerank import CrossEncoderCache
+from toolret.retrieval.search import Search, SearchOptions, SearchRequest
+from toolret.retrieval.search_state import SearchState
 from toolret.retrieval.usage_log import UsageLog
 
 __all__ = ["SyncReport", "ToolKnowledgeBase"]
@@ -167,61 +167,42 @@ class ToolKnowledgeBase:
     def search(self, query: str, k: K = 5, **options: Unpack[SearchOptions]) -> SearchResult:
         """The ``k`` tools that best serve ``query``, best first, with per-field evidence.
 
-        Options (:class:`~toolret.retrieval.driver.SearchOptions`): ``config`` (a preset name or
-        :class:`RetrievalConfig`; default the knowledge base's). ``k="auto"`` returns a precise set instead: the tools
-        near the best score (``config.auto_ratio``, ``auto_margin``) and each sub-task's best, at most
-        ``config.auto_max_k``. ``conversation`` is the chat before ``query`` (chat messages, role/content mappings
-        or pairs; :mod:`toolret.retrieval.conversation`): the LLM planner resolves "book a table *there*" with it;
-        offline searches ignore it. ``llm`` is this search's model instead of the
-        knowledge base's. ``token_budget``: the chosen tools' definitions fit this many tokens, best tools first;
-        ``definition`` (tool -> definition as bound; default the stored one) is what is counted, and a tool
-        whose definition raises is left out with a warning (:mod:`toolret.retrieval.definitions`).
-        ``allowed_ids``: only these tools may be returned (an agent's own tools in a shared knowledge
-        base); every stage searches among them, so ``k`` of them come back, and an id the knowledge
-        base does not hold is a ToolNotFoundError naming it.
+        ``k="auto"`` returns a precise set instead. The options (``config``, ``conversation``, ``llm``,
+        ``token_budget``, ``definition``, ``allowed_ids``) are :class:`~toolret.retrieval.search.SearchRequest`'s
+        fields, documented there; e.g. ``allowed_ids`` restricts every stage to an agent's own tools.
         """
-        return drive(self.begin_search(query, k, **options))
+        return self.begin_search(query, k, **options).run()
 
     async def asearch(self, query: str, k: K = 5, **options: Unpack[SearchOptions]) -> SearchResult:
-        """:meth:`search` without blocking the event loop: the same driver, in a worker thread."""
-        state = self.begin_search(query, k, **options)
-        return await asyncio.to_thread(drive, state)
+        """:meth:`search` without blocking the event loop: the same stages, in a worker thread."""
+        return await self.begin_search(query, k, **options).arun()
 
-    def begin_search(
-        self,
-        query: str,
-        k: K = 5,
-        *,
-        config: RetrievalConfig | str | None = None,
-        conversation: Iterable[Any] | None = None,
-        llm: Any = None,
-        token_budget: int | None = None,
-        definition: Callable[[ScoredTool], Any] | None = None,
-        allowed_ids: Collection[str] | None = None,
-    ) -> SearchState:
-        """A validated, not yet run search, for driving the stages one by one (:mod:`toolret.retrieval.driver`)."""
-        cfg = RetrievalConfig.resolve(config, self.config)
+    def begin_search(self, query: str, k: K = 5, **options: Unpack[SearchOptions]) -> Search:
+        """A validated, not yet run :class:`~toolret.retrieval.search.Search` over the current snapshot."""
+        request = SearchRequest(query, k, **options)
+        cfg = RetrievalConfig.resolve(request.config, self.config)
         text = checked_query(query, k, cfg)
         auto = k == "auto"
         snap = self._writer.snapshot
-        allowed = None if allowed_ids is None else allowed_mask(snap, allowed_ids)
-        return SearchState(
+        allowed = None if request.allowed_ids is None else allowed_mask(snap, request.allowed_ids)
+        state = SearchState(
             snap=snap,
             embedder=self.embedder,
             query=text.text,
             trace=text.trace() + allowed_trace(allowed),
             k=cfg.auto_max_k if auto else int(k),
             config=cfg,
-            llm=self.llm if llm is None else llm,
+            llm=self.llm if request.llm is None else request.llm,
             memory=self._memory.history,
             cross_encoder=self._rerankers.get(cfg),
             auto=auto,
-            conversation=as_chat_history(conversation),
-            token_budget=validate_budget(token_budget),
-            definition=definition,
+            conversation=as_chat_history(request.conversation),
+            token_budget=validate_budget(request.token_budget),
+            definition=request.definition,
             allowed=allowed,
             learned=self._memory.learned if cfg.use_learned else None,
         )
+        return Search(request, state)
 
     def record(self, query: str, tool_ids: Sequence[str]) -> None:
         """Remember that ``query`` was served by ``tool_ids`` (the tools the agent actually used)."""

@@ -136,7 +136,7 @@ def test_concurrent_sync_never_exposes_a_half_updated_registry(benchmarks: Path,
         rng = random.Random(seed)
         queries = ["top rated movies", "add a track to my playlist", "search for a person", "album tracks"]
         while not stop.is_set():
-            state = kb.begin_search(rng.choice(queries), k=5)
+            state = kb.begin_search(rng.choice(queries), k=5).state
             names = registry_of(state.snap.docs)
             if len(names) != 1:
                 problems.append(f"snapshot mixes {names}")

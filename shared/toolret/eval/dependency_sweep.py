@@ -23,7 +23,6 @@ from typing import Any, Literal
 from toolret.config import DependencyConfig, RetrievalConfig
 from toolret.eval.datasets import load_dataset, sample_queries
 from toolret.eval.metrics import completeness_at_k, ndcg_at_k, recall_at_k, tracc
-from toolret.retrieval.driver import STAGES, next_stage
 from toolret.retrieval.pipeline import finish_search
 
 __all__ = ["grid", "lodo_choice", "main", "sweep_dataset"]
@@ -56,12 +55,9 @@ def label(setting: DependencyConfig) -> str:
 
 
 def _run_to_finish(kb: Any, query: str, k: Any, config: RetrievalConfig) -> Any:
-    state = kb.begin_search(query, k=k, config=config)
-    stage = next_stage(None, state)
-    while stage is not None:
-        STAGES[stage](state)
-        stage = next_stage(stage, state)
-    return state
+    search = kb.begin_search(query, k=k, config=config)
+    search.run_stages()
+    return search.state
 
 
 def _finish(state: Any, config: RetrievalConfig) -> list[str]:

@@ -2,8 +2,8 @@
 
 Stages (each recorded in the trace with its path and milliseconds), each a public function over
 one mutable :class:`SearchState` so that a caller can drive them itself (the LangGraph subgraph
-of :mod:`langchain_toolret` does, through :mod:`toolret.retrieval.driver`, which holds the stage
-order) and get exactly what ``ToolKnowledgeBase.search`` gets:
+of :mod:`langchain_toolret` does, through :class:`toolret.retrieval.search.Search`, which holds the
+stage order) and get exactly what ``ToolKnowledgeBase.search`` gets:
 
 :func:`stage_plan` (balanced/full: offline or LLM query planning) -> :func:`stage_retrieve`
 (``embed_query``: one batched call for every text the plan needs; ``candidates`` + ``mftr`` per
@@ -18,7 +18,7 @@ the caller's ``definition``, :func:`toolret.retrieval.definitions.fit_definition
 Example:
     >>> from toolret import ToolKnowledgeBase
     >>> kb = ToolKnowledgeBase.from_tools([{"name": "get_weather", "description": "Weather for a city"}])
-    >>> state = kb.begin_search("weather in Paris", k=1, config="balanced")
+    >>> state = kb.begin_search("weather in Paris", k=1, config="balanced").state
     >>> stage_plan(state); stage_retrieve(state); stage_fuse(state); stage_rerank(state)
     >>> while stage_reflect(state):
     ...     stage_retrieve(state)
@@ -331,10 +331,10 @@ def _plain_search(state: SearchState, text: str, n: int) -> list[ScoredTool]:
     """One unplanned MFTR ranking of ``text``: the re-query of an uncovered sub-task."""
     qvec = state.embedder.embed([text])[0]
     history = _history_for(state.snap, state.memory, qvec, state.config)
-    ranked, _, _ = rank_query(
+    ranking = rank_query(
         state.snap, text, qvec, state.config, None, history, allowed=state.allowed, learned=state.learned
     )
-    return [scored(state.snap, c) for c in ranked[:n]]
+    return [scored(state.snap, c) for c in ranking.candidates[:n]]
 
 
 def finish_search(state: SearchState) -> SearchResult:

@@ -2,7 +2,7 @@
 
 A multi-part request ("the weather tomorrow, and book a table") fails if one part ends up with
 no tool, however good the others are. After reranking, the pipeline's reflect stage
-(:func:`toolret.retrieval.pipeline.stage_reflect`, ordered by :mod:`toolret.retrieval.driver`)
+(:func:`toolret.retrieval.pipeline.stage_reflect`, ordered by :class:`toolret.retrieval.search.Search`)
 checks coverage with :func:`judge_coverage`, and :func:`fill_uncovered` re-queries each uncovered
 sub-task with a rewritten query and puts the best new tool in, for at most ``reflect_rounds``
 rounds (Toolshed §3.4.3), one ``reflect`` trace step per round.

@@ -1,6 +1,6 @@
 """The state of one search, which every pipeline stage reads and extends.
 
-Kept apart from the stages (:mod:`toolret.retrieval.pipeline`) so that the driver, the stages and
+Kept apart from the stages (:mod:`toolret.retrieval.pipeline`) so that :class:`~toolret.retrieval.search.Search`, the stages and
 the LangGraph subgraph share one definition of what a search carries between stages.
 """
 
@@ -41,8 +41,8 @@ class _Job:
 class SearchState:
     """Everything one search has produced so far; the stage functions read and extend it.
 
-    Build it with ``ToolKnowledgeBase.begin_search`` (which validates the query and resolves the
-    config). ``k`` is the number of tools to return; with ``auto=True`` it is the most that
+    ``ToolKnowledgeBase.begin_search`` builds it (validating the query, resolving the config) inside
+    a :class:`~toolret.retrieval.search.Search`. ``k`` is the number of tools to return; with ``auto=True`` it is the most that
     ``k="auto"`` may keep. ``tools`` holds the current selection, best first.
     """
 

@@ -94,8 +94,8 @@ def test_fit_on_recorded_bundles_is_used_by_balanced_and_kept_on_reopen(kb, embe
     balanced = kb.search("is it going to be sunny in Lisbon", k=3, config="balanced")
     assert balanced.ids[0] == "get_weather"
     # fitted state travels with the search, never in the user's config
-    assert kb.begin_search("sunny in Lisbon", config="balanced").learned == weights
-    assert kb.begin_search("sunny in Lisbon", config="fast").learned is None
+    assert kb.begin_search("sunny in Lisbon", config="balanced").state.learned == weights
+    assert kb.begin_search("sunny in Lisbon", config="fast").state.learned is None
     assert "learned" not in RetrievalConfig.model_fields
 
     kb.save()
