@@ -379,8 +379,10 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--auto-k", action="store_true", help="TRACC of the presets measured with k='auto'")
     bench.add_argument(
         "--ablation",
+        "--ablate",
         action="store_true",
-        help="also run the one-out field ablation of the fast preset over the offline fields",
+        help="also run the one-out field ablation of the fast preset over the offline fields, and balanced "
+        "with each scoring and post-retrieval stage off (verdicts left one registry out)",
     )
     bench.add_argument(
         "--fit", action="store_true", help="also compare the presets and balanced+fit on each dataset's 20%% test split"

@@ -129,6 +129,14 @@ def bench_ablation(kb: Any, dataset: Any, name_level: bool, limit: int | None) -
     return rows
 
 
+def bench_stages(kb: Any, dataset: Any, limit: int | None) -> dict[str, Any]:
+    """balanced with each scoring and post-retrieval stage off (toolret.eval.stage_ablation)."""
+    from toolret import RetrievalConfig
+    from toolret.eval.stage_ablation import stage_rows
+
+    return stage_rows(kb, dataset, limit=limit, base=RetrievalConfig.preset("balanced"))
+
+
 def run_bench(args: argparse.Namespace) -> int:
     """``toolret bench``: bm25 and every preset on every dataset folder under ``args.datasets_root``."""
     from toolret.eval import evaluate, load_dataset
@@ -146,6 +154,7 @@ def run_bench(args: argparse.Namespace) -> int:
     embedder = CachedIndexing(Path(args.out) / "lodo" / "embeddings.npz")
     results: list[dict[str, Any]] = []
     ablations: list[list[Any]] = []
+    stage_rows: dict[str, Any] = {}
     for folder in folders:
         dataset = load_dataset(folder)
         # Ids with '#' mark doc variants of one function name (BFCL): score by name as well.
@@ -177,6 +186,7 @@ def run_bench(args: argparse.Namespace) -> int:
                         results.append(entry)
                 if method == "mftr" and args.ablation:
                     ablations.extend(bench_ablation(retriever, dataset, levels[-1], limit))
+                    stage_rows[dataset.name] = bench_stages(retriever, dataset, limit)
                 if method == "mftr" and args.fit:
                     results.extend(bench_fit(retriever, dataset, presets, levels, limit, seconds, args.auto_k))
             finally:
@@ -227,6 +237,17 @@ def run_bench(args: argparse.Namespace) -> int:
             "\n## Field ablation (fast preset, offline fields; '-f' = every field but f)\n\n"
             f"```\n{ablation_table}\n```\n"
         )
+    if stage_rows:
+        from toolret.eval.stage_ablation import stage_table
+
+        folds: dict[str, list[str]] = {}
+        for name in stage_rows:  # sets of one registry (toole_single / toole_multi) leave together
+            folds.setdefault(name.split("_")[0], []).append(name)
+        stages = stage_table(stage_rows, folds, "balanced")
+        print(stages)
+        ablation_md += (
+            f"\n## Stage ablation (balanced, one stage off; verdict left one registry out)\n\n```\n{stages}\n```\n"
+        )
 
     lodo_md = ""
     lodo_summary: dict[str, Any] | None = None
@@ -248,6 +269,7 @@ def run_bench(args: argparse.Namespace) -> int:
         "embedding_floor_ms": floor_ms,
         "results": results,
         "lodo": lodo_summary,
+        "stage_ablation": stage_rows,
     }
     write_json(out / "bench.json", summary)
     floor_line = ", ".join(f"{name} {ms:.2f} ms" for name, ms in floor_ms.items()) or "not measured"
