@@ -36,7 +36,7 @@ __all__ = [
 #: Fields whose density is computed and used. The description only: the offline profile is its
 #: first sentence again (a second copy of the same prior), and parameters / responses of one API
 #: share schema boilerplate (ids, paging), so their density measures the schema, not the need.
-#: Measured leaving one set out (docs/method.md, section 4c): all fields was worse.
+#: Measured leaving one set out (docs/decisions/2026-11-23-registry-density-prior.md): all fields was worse.
 HUB_FIELDS: tuple[str, ...] = ("description",)
 
 #: Neighbours averaged per tool (CSLS uses 10).

@@ -12,7 +12,7 @@ registers) names the best :data:`RESCORE_MIN` rows, those are re-scored from the
 (``IndexRefine``), and the best k of them are returned. On the 100k-tool scale registry a field
 search fell from 6-7 ms (the float16 scan, 77 MB read per query) to 0.7-0.9 ms, finding the same
 candidates (recall@10 and @50 against the float32 scan equal to the full float16 scan's,
-docs/storage.md). Coarser codes (one per 8 dimensions) missed 5% of the parameters' top 50 at
+docs/decisions/2026-11-23-dense-search-100k.md). Coarser codes (one per 8 dimensions) missed 5% of the parameters' top 50 at
 1,000 re-scored rows; int8 codes (``QT_8bit``) scanned no faster than float16 (compute-bound)
 and missed 1-2%.
 

@@ -9,7 +9,7 @@ on int8 instead: the float weights are recovered exactly (int8 x scale), then on
 quantizes each product's input per call (``DynamicQuantizeLinear``, one scale per tensor).
 Attention's own products (query x key, weights x value) stay float32.
 
-Measured on bfcl's 8,056 distinct field texts (docs/storage.md): 2.1x less CPU per text than
+Measured on bfcl's 8,056 distinct field texts (docs/decisions/2026-11-24-int8-activations.md): 2.1x less CPU per text than
 the float32 products, vectors at cosine 0.995 on average (min 0.983) to the default embedder's.
 They are different vectors, so a knowledge base built this way records its own embedder name
 (:data:`ONNX_DYNAMIC_EMBEDDER_NAME`) and never mixes with the default's.

@@ -46,7 +46,7 @@ MAX_TOKENS = 256
 #: Texts per onnxruntime call; batches are length-sorted, so padding stays small.
 BATCH = 32
 #: Padded tokens per onnxruntime call at most (2 texts of 256 tokens, 32 of 16): 7% less CPU per text than
-#: 2,048 on bfcl, and 512 another 3.7% less than 1,024 (bit-identical vectors; docs/storage.md).
+#: 2,048 on bfcl, and 512 another 3.7% less than 1,024 (bit-identical vectors; docs/decisions/2026-11-24-index-throughput.md).
 TOKEN_BUDGET = 512
 #: Calls of at most this many texts (a query, a few sub-queries) run on one session, one thread.
 _SMALL = 16

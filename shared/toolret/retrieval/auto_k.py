@@ -63,7 +63,7 @@ def select_auto(
     best only, gate 1.0), both chosen leaving one dev set out: toole_single 0.461 / 0.696 ->
     0.477 / 0.632, toole_multi 0.369 / 0.625 -> 0.403 / 0.557, restbench_tmdb 0.256 / 0.441 ->
     0.259 / 0.375, restbench_spotify 0.414 / 0.596 -> 0.415 / 0.547, apibench 0.101 / 0.280 ->
-    0.113 / 0.264 (docs/method.md section 10).
+    0.113 / 0.264 (docs/decisions/2026-11-23-auto-k-ratio.md).
     """
     if not tools:
         return []

@@ -2,7 +2,7 @@
 
 "Who was the lead actor in The Dark Knight?" ranks ``GET /movie/{movie_id}/credits`` first, but
 that call needs a ``movie_id`` the request does not carry; the tool that turns the title into one
-(``GET /search/movie``) is never named, so ranking alone leaves it out (docs/method.md section 10).
+(``GET /search/movie``) is never named, so ranking alone leaves it out (docs/method.md section 10b).
 After fusion, reranking and reflection, and before ``k="auto"``'s cut, this stage looks at the top
 ``depth`` tools; for each required identifier (:mod:`toolret.documents.identifiers`) that the
 query does not itself carry, it adds that identifier's best producer by the query's own score,

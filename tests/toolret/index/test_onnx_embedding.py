@@ -147,7 +147,7 @@ def test_long_texts_go_in_smaller_batches():
     lengths = [10] * 40 + [256] * 9
     batches = _batches(list(range(len(lengths))), lengths, 32)
     per_batch = TOKEN_BUDGET // 256
-    assert per_batch == 2  # two texts of the longest kind per call: 3.7% less CPU than four (docs/storage.md)
+    assert per_batch == 2  # 2 longest texts a call: 3.7% less CPU than 4 (docs/decisions/*-index-throughput.md)
     assert [len(b) for b in batches] == [32, 8] + [per_batch] * (9 // per_batch) + [9 % per_batch] * (9 % per_batch > 0)
     assert sorted(i for b in batches for i in b) == list(range(len(lengths)))
     assert all(len(b) * max(lengths[i] for i in b) <= TOKEN_BUDGET for b in batches if len(b) > 1)
