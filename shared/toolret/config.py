@@ -44,8 +44,6 @@ K: TypeAlias = int | Literal["auto"]
 #: Weight of the derived profile field (offline: the description's first sentence and keywords
 #: from the tool's and its parameters' names; with an LLM: function, tags, when to use).
 PROFILE_WEIGHT = 0.1
-#: Offline reflection rounds of the balanced preset (see docs/method.md for the measurement).
-BALANCED_REFLECT_ROUNDS = 1
 #: The balanced preset's split gate (RetrievalConfig.split_gate): a sub-task must match its best tool at
 #: least as well (raw cosine) as the whole request matches that tool. Ungated, the offline planner split
 #: 37 % of ToolE-single requests and cost R@5 there (docs/method.md).
@@ -151,10 +149,10 @@ class RetrievalConfig(BaseModel):
 
     ``fast``: hybrid multi-field retrieval with MFTR scoring. ``balanced``: + the offline
     query planner, per-sub-task fusion, tool-use memory and fitted weights when the knowledge
-    base has them, a cross-encoder rerank when ``cross_encoder`` is set, and offline
-    self-reflection. ``full``: + the LLM planner (rewrite, sub-tasks, variants, field-aligned
-    queries), LLM listwise reranking and the LLM coverage judge; without an LLM each of those
-    steps runs its offline path and the trace says so.
+    base has them, and a cross-encoder rerank when ``cross_encoder`` is set. ``full``: + the LLM
+    planner (rewrite, sub-tasks, variants, field-aligned queries), LLM listwise reranking and
+    self-reflection with the LLM coverage judge; without an LLM the planner and reranker run their
+    offline paths, reflection is skipped, and the trace says so.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -425,7 +423,6 @@ class RetrievalConfig(BaseModel):
                 history_weight=MEMORY_WEIGHT,
                 use_learned=True,
                 reranker="cross_encoder",
-                reflect_rounds=BALANCED_REFLECT_ROUNDS,
                 split_gate=BALANCED_SPLIT_GATE,
             )
         return cls(

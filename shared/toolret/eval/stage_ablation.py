@@ -7,7 +7,9 @@ knowledge base per dev set (a stage is a config switch, so nothing is re-indexed
 The verdict is left one dataset out (DESIGN §2b): for each dev set, the sets of the *other*
 registries decide whether the stage stays (it stays when switching it off lowers their mean R@5 or
 mean TRACC by more than :data:`NOISE`); the left-out set then shows what that decision costs or
-gains. A stage no fold keeps is marked "remove"; one every fold keeps "keep"; otherwise "mixed".
+gains. A stage no fold keeps is marked "remove"; one every fold keeps "keep"; otherwise "mixed"
+(a stage that serves one kind of registry only, such as the dependency stage, is mixed: keep it
+when its left-out mean gains and no set pays for it).
 ``toolret bench --ablation`` prints the table (:func:`stage_table`).
 
 Example:
@@ -27,10 +29,11 @@ from toolret.eval.runner import evaluate
 
 __all__ = ["NOISE", "STAGES_OFF", "StageRow", "stage_configs", "stage_rows", "stage_table", "verdicts"]
 
-#: A mean change smaller than this is within the dev sets' noise (spotify alone has 57 queries).
-NOISE = 0.002
+#: A mean change of less than this is no gain: half a query in a thousand.
+NOISE = 0.0005
 
-#: Each stage and how to switch it off in a config.
+#: Each stage and how to switch it off in a config. (Offline reflection was a row until the
+#: ablation of 2026-11-26 removed it from ``balanced``: docs/decisions/2026-11-26-stage-ablation.md.)
 STAGES_OFF: dict[str, Callable[[RetrievalConfig], RetrievalConfig]] = {
     "-penalty": lambda c: c.with_(penalty=c.penalty.model_copy(update={"enabled": False})),
     "-name boost": lambda c: c.with_(name_match_boost=0.0, exact_name_boost=0.0),
@@ -38,7 +41,6 @@ STAGES_OFF: dict[str, Callable[[RetrievalConfig], RetrievalConfig]] = {
     "-hubness correction": lambda c: c.with_(hubness_weight=0.0),
     "-planner": lambda c: c.with_(planner="none"),
     "-split gate": lambda c: c.with_(split_gate=None),
-    "-reflection": lambda c: c.with_(reflect_rounds=0),
     "-dependencies": lambda c: c.with_(dependencies=c.dependencies.model_copy(update={"enabled": False})),
 }
 

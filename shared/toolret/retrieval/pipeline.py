@@ -33,7 +33,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any, TypeVar
 
-from toolret.config import BALANCED_REFLECT_ROUNDS, RetrievalConfig, validate_k
+from toolret.config import RetrievalConfig, validate_k
 from toolret.errors import QueryError
 from toolret.index.snapshot import Snapshot
 from toolret.results import ScoredTool, SearchResult, StagePath, TraceStep
@@ -250,13 +250,15 @@ def stage_rerank(state: SearchState) -> None:
 def stage_reflect(state: SearchState) -> bool:
     """Judge sub-task coverage; True when :func:`stage_retrieve` must re-query (bounded by reflect_rounds)."""
     config, plan = state.config, state.plan
-    if (
-        config.reflect_rounds < 1
-        or plan is None
-        or not plan.subtasks
-        or not state.tools
-        or state.reflect_round >= _reflect_rounds(state)
-    ):
+    if config.reflect_rounds < 1 or plan is None or not plan.subtasks or not state.tools:
+        return False
+    if config.reflect_judge == "llm" and state.llm is None:
+        # Offline coverage judging gained nothing left one registry out (docs/decisions/
+        # 2026-11-26-stage-ablation.md), so without its LLM the judge is skipped, and says so.
+        note = "no LLM configured: reflection skipped (offline coverage judging measured no gain)"
+        state.trace.append(TraceStep(stage="reflect", path="skipped", ms=0.0, note=note))
+        return False
+    if state.reflect_round >= config.reflect_rounds:
         return False
     state.reflect_round += 1
     start = time.perf_counter()
@@ -287,14 +289,6 @@ def stage_reflect(state: SearchState) -> bool:
         )
     )
     return state.pending is not None
-
-
-def _reflect_rounds(state: SearchState) -> int:
-    """Rounds allowed: an LLM judge that is not there leaves the balanced preset's offline rounds."""
-    rounds = state.config.reflect_rounds
-    if state.config.reflect_judge == "llm" and state.llm is None:
-        return min(rounds, BALANCED_REFLECT_ROUNDS)
-    return rounds
 
 
 def _requery(state: SearchState) -> None:

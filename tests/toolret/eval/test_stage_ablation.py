@@ -29,7 +29,6 @@ def test_every_row_switches_off_one_stage_of_the_preset():
         "-hubness correction": {"hubness_weight"},
         "-planner": {"planner"},
         "-split gate": {"split_gate"},
-        "-reflection": {"reflect_rounds"},
         "-dependencies": {"dependencies"},
     }
     assert not rows["-penalty"].penalty.enabled and not rows["-dependencies"].dependencies.enabled

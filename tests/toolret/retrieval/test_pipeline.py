@@ -56,8 +56,10 @@ def test_full_without_llm_says_so_and_runs_balanced(kb):
     assert full.trace[0].stage == "plan" and full.trace[0].path == "fallback"
     assert "no LLM" in full.trace[0].note
     assert full.ids == balanced.ids
-    # same stages as balanced; the LLM ones say they ran offline
-    assert [s.stage for s in full.trace] == [s.stage for s in balanced.trace]
+    # same stages as balanced; the LLM ones say they ran offline, and reflection (balanced has none:
+    # offline coverage judging gained nothing in the stage ablation) says it was skipped
+    assert [s.stage for s in full.trace] == [s.stage for s in balanced.trace] + ["reflect"]
+    assert full.trace[-1].path == "skipped" and "no LLM" in full.trace[-1].note
 
 
 def test_full_with_llm_uses_subtasks_variants_and_field_queries(kb):
@@ -134,7 +136,7 @@ def test_full_without_llm_marks_rerank_and_reflection_as_fallbacks(kb):
     result = kb.search("weather in Lisbon and also send an e-mail", k=2, config="full")
     paths = {s.stage: (s.path, s.note) for s in result.trace}
     assert paths["rerank"][0] == "fallback" and "no LLM" in paths["rerank"][1]
-    assert paths["reflect"][0] == "fallback" and "no LLM" in paths["reflect"][1]
+    assert paths["reflect"][0] == "skipped" and "no LLM" in paths["reflect"][1]
 
 
 @pytest.mark.parametrize(
