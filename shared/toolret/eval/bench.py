@@ -238,12 +238,10 @@ def run_bench(args: argparse.Namespace) -> int:
             f"```\n{ablation_table}\n```\n"
         )
     if stage_rows:
+        from toolret.eval.folds import registry_folds
         from toolret.eval.stage_ablation import stage_table
 
-        folds: dict[str, list[str]] = {}
-        for name in stage_rows:  # sets of one registry (toole_single / toole_multi) leave together
-            folds.setdefault(name.split("_")[0], []).append(name)
-        stages = stage_table(stage_rows, folds, "balanced")
+        stages = stage_table(stage_rows, registry_folds(stage_rows), "balanced")
         print(stages)
         ablation_md += (
             f"\n## Stage ablation (balanced, one stage off; verdict left one registry out)\n\n```\n{stages}\n```\n"

@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from toolret.eval.folds import DEV_SETS, FOLDS, REGISTRY
 from toolret.training.pairs import TrainingPair, balance, pairs_from_bundles
 from toolret.training.trainer import TrainConfig
 
@@ -33,16 +34,6 @@ __all__ = [
 
 logger = logging.getLogger("toolret")
 
-#: Fold name -> the dev sets it leaves out together.
-FOLDS: dict[str, tuple[str, ...]] = {
-    "toole": ("toole_single", "toole_multi"),
-    "bfcl": ("bfcl",),
-    "apibench": ("apibench",),
-    "restbench": ("restbench_tmdb", "restbench_spotify"),
-}
-DEV_SETS: tuple[str, ...] = tuple(s for sets in FOLDS.values() for s in sets)
-#: Dev set -> its tool registry (ToolE's two sets share one).
-REGISTRY: dict[str, str] = {s: ("toole" if s.startswith("toole") else s) for s in DEV_SETS}
 #: Pairs per registry at most (:func:`toolret.training.pairs.balance`).
 DEFAULT_CAP = 2_500
 #: Queries per left-out set in the fold table (a reproducible sample, seed 0, as `toolret bench`).

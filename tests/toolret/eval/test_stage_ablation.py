@@ -9,6 +9,8 @@ import pytest
 
 from toolret import RetrievalConfig
 from toolret.cli import main
+from toolret.eval.folds import DEV_SETS, registry_folds
+from toolret.eval.folds import FOLDS as DEV_FOLDS
 from toolret.eval.stage_ablation import NOISE, STAGES_OFF, stage_configs, stage_table, verdicts
 
 BASE = RetrievalConfig.preset("balanced")
@@ -32,6 +34,15 @@ def test_every_row_switches_off_one_stage_of_the_preset():
         "-dependencies": {"dependencies"},
     }
     assert not rows["-penalty"].penalty.enabled and not rows["-dependencies"].dependencies.enabled
+
+
+def test_the_ablation_leaves_out_the_same_registries_as_model_training():
+    assert registry_folds(DEV_SETS) == {fold: list(sets) for fold, sets in DEV_FOLDS.items()}
+    # a registry the folds do not know (a held-out set under another root) leaves alone, even with a "_"
+    assert registry_folds(["toole_multi", "acme_tools", "toole_single"]) == {
+        "toole": ["toole_multi", "toole_single"],
+        "acme_tools": ["acme_tools"],
+    }
 
 
 def _rows(effect: dict[str, float]) -> dict[str, dict[str, dict[str, float]]]:
