@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 from toolret.training.pairs import TrainingPair
 
-__all__ = ["plan_batches"]
+__all__ = ["batch_columns", "plan_batches"]
 
 #: How many open batches a pair is tried against before it starts a new one.
 _OPEN_LIMIT = 64
@@ -95,3 +95,38 @@ def plan_batches(
         batches.extend(b for b in _registry_batches(group, batch_size) if len(b) >= max(2, reachable))
     rng.shuffle(batches)
     return batches
+
+
+def batch_columns(batch: Sequence[TrainingPair], hard_negatives: int) -> tuple[list[str], list[set[int]]]:
+    """The documents a batch is scored against, and for each request the columns it must not see.
+
+    The first ``len(batch)`` columns are the pairs' own documents (request ``i``'s positive is
+    column ``i``); then each pair's first ``hard_negatives`` mined negatives, each tool once. A
+    negative mined for one request can be relevant to another of the batch, or share a name with
+    one of its relevant tools: that column is masked in that request's row, so no request is
+    pushed away from a tool that serves it. The rule covers the other pairs' own documents too:
+    the batch plan keeps them apart by tool and name, but a multi-tool request's other tools are
+    known to it only by name (``relevant_names``).
+
+    Example:
+        >>> from toolret.training.pairs import HardNegative, TrainingPair
+        >>> a = TrainingPair("r", "qa", "a", "a", "doc a", frozenset({"a"}), (HardNegative("b", "b", "doc b"),))
+        >>> b = TrainingPair("r", "qb", "c", "c", "doc c", frozenset({"c", "b"}))
+        >>> batch_columns([a, b], 1)
+        (['doc a', 'doc c', 'doc b'], [set(), {2}])
+    """
+    docs = [p.document for p in batch]
+    ids = [p.tool_id for p in batch]
+    names = [p.tool_name for p in batch]
+    if hard_negatives > 0:
+        for p in batch:
+            for n in p.negatives[:hard_negatives]:
+                if n.tool_id not in ids:
+                    docs.append(n.document)
+                    ids.append(n.tool_id)
+                    names.append(n.tool_name)
+    masked: list[set[int]] = []
+    for i, p in enumerate(batch):
+        own_names = p.relevant_names | {p.tool_name}
+        masked.append({c for c in range(len(ids)) if c != i and (ids[c] in p.relevant or names[c] in own_names)})
+    return docs, masked

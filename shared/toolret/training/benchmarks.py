@@ -30,6 +30,7 @@ __all__ = [
     "fold_model_for",
     "held_out_texts",
     "run_fold",
+    "training_pairs",
 ]
 
 logger = logging.getLogger("toolret")
@@ -71,6 +72,38 @@ def benchmark_pairs(
         rest = balance(by_registry.get(registry, []), cap - len(kept), seed) if cap > len(kept) else []
         out.extend(kept + rest)
     return out
+
+
+def registry_tools(root: str | Path, sets: Sequence[str] = DEV_SETS) -> dict[str, dict[str, Any]]:
+    """Registry -> {tool id: tool}: the tools a request of that registry is searched among."""
+    from toolret.eval.datasets import load_dataset
+
+    out: dict[str, dict[str, Any]] = {}
+    for name in sets:
+        for doc in load_dataset(Path(root) / name).tool_docs():
+            out.setdefault(REGISTRY[name], {})[doc.id] = doc
+    return out
+
+
+def training_pairs(
+    root: str | Path,
+    sets: Sequence[str],
+    config: TrainConfig,
+    *,
+    cap: int = DEFAULT_CAP,
+    cache: str | Path | None = None,
+) -> list[TrainingPair]:
+    """The pairs ``config`` trains on: :func:`benchmark_pairs`, with mined hard negatives when it asks.
+
+    Negatives are mined with the stock model over each pair's own registry only, so a fold never
+    searches a left-out registry; ``cache`` (a JSON file) lets every fold reuse one mining.
+    """
+    pairs = benchmark_pairs(root, sets, cap=cap, seed=config.seed, field_weights=training_fields(config))
+    if config.hard_negatives == 0:
+        return pairs
+    from toolret.training.negatives import mine_hard_negatives
+
+    return mine_hard_negatives(pairs, registry_tools(root, sets), per_pair=config.hard_negatives, cache=cache)
 
 
 def training_fields(config: TrainConfig) -> dict[str, float] | None:
@@ -155,7 +188,7 @@ def run_fold(
         return dict(json.loads(done.read_text()))
     left_out = FOLDS[fold]
     train_sets = [s for s in DEV_SETS if s not in left_out]
-    pairs = benchmark_pairs(root, train_sets, cap=cap, seed=config.seed, field_weights=training_fields(config))
+    pairs = training_pairs(root, train_sets, config, cap=cap, cache=Path(out) / "negatives.json")
     result = train(pairs, folder, config, max_steps=max_steps, on_step=on_step)
     if not result.finished:
         return None

@@ -52,6 +52,13 @@ def add_train_parser(verbs: Any) -> None:
         help="documents from every indexed field, not only the description",
     )
     p.add_argument(
+        "--hard-negatives",
+        type=int,
+        default=None,
+        metavar="N",
+        help="add N hard negatives per pair, mined by searching each request with the engine",
+    )
+    p.add_argument(
         "--keep", type=float, default=None, help="share of the fine-tuned weights kept (rest: the base model's)"
     )
     p.add_argument("--max-steps", type=int, default=None, help="stop after this many steps (resume later)")
@@ -71,6 +78,8 @@ def _config(args: argparse.Namespace) -> Any:
         overrides["epochs"] = args.epochs
     if args.keep is not None:
         overrides["keep"] = args.keep
+    if args.hard_negatives is not None:
+        overrides["hard_negatives"] = args.hard_negatives
     if args.all_fields:
         overrides["all_fields"] = True
     return TrainConfig(**overrides)
@@ -120,6 +129,12 @@ def _train_kb(args: argparse.Namespace) -> int:
         kb.close()
     out = Path(args.out)
     config = _config(args)
+    if config.hard_negatives:
+        from toolret.training.negatives import mine_hard_negatives
+
+        pairs = mine_hard_negatives(
+            pairs, {"kb": tools}, per_pair=config.hard_negatives, cache=out / "training" / "negatives.json"
+        )
     result = train(pairs, out / "training", config, max_steps=args.max_steps, on_step=_progress)
     if not result.finished:
         print(f"stopped at step {result.steps}; run the same command again to resume")

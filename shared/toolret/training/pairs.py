@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from toolret.documents.tool_doc import ToolDoc
 from toolret.errors import DatasetError
 
-__all__ = ["TrainingPair", "balance", "document_text", "pairs_from_bundles"]
+__all__ = ["HardNegative", "TrainingPair", "balance", "document_text", "pairs_from_bundles"]
 
 #: Documents longer than this many characters are cut: the model reads at most
 #: :data:`toolret.training.trainer.MAX_DOC_TOKENS` tokens, and a 9,000-token MCP description
@@ -36,8 +36,22 @@ MAX_DOC_CHARS = 1_000
 
 
 @dataclass(frozen=True)
+class HardNegative:
+    """A tool of the request's registry that the engine ranks high but that does not serve it
+    (:mod:`toolret.training.negatives`); its name lets a batch tell it from a relevant variant."""
+
+    tool_id: str
+    tool_name: str
+    document: str
+
+
+@dataclass(frozen=True)
 class TrainingPair:
-    """One (request, relevant tool) pair with what is needed to keep its batch free of false negatives."""
+    """One (request, relevant tool) pair with what is needed to keep its batch free of false negatives.
+
+    ``negatives`` are the request's mined hard negatives, best-ranked first (empty until
+    :func:`toolret.training.negatives.mine_hard_negatives` fills them).
+    """
 
     registry: str
     query: str
@@ -45,6 +59,10 @@ class TrainingPair:
     tool_name: str
     document: str
     relevant: frozenset[str]
+    negatives: tuple[HardNegative, ...] = ()
+    #: The names of all tools relevant to the request: a hard negative sharing one is a variant
+    #: of a right answer (bfcl), not a negative.
+    relevant_names: frozenset[str] = frozenset()
 
 
 def document_text(doc: ToolDoc, field: str = "description") -> str:
@@ -88,7 +106,10 @@ def pairs_from_bundles(
                     field = rng.choices([n for n, _ in present], weights=[w for _, w in present])[0]
             if (tool_id, field) not in texts:
                 texts[tool_id, field] = document_text(doc, field)
-            pairs.append(TrainingPair(registry, query, tool_id, doc.name, texts[tool_id, field], relevant))
+            names = frozenset(tools[t].name for t in ids if t in tools)
+            pairs.append(
+                TrainingPair(registry, query, tool_id, doc.name, texts[tool_id, field], relevant, relevant_names=names)
+            )
     return pairs
 
 

@@ -33,11 +33,11 @@ def build_shipped(
     on_step: Callable[[int, int, float], None] | None = None,
 ) -> dict[str, Any] | None:
     """Train on all dev sets and export to ``out``; the card's dict, or None while training is unfinished."""
-    from toolret.training.benchmarks import DEV_SETS, benchmark_pairs, held_out_texts, training_fields
+    from toolret.training.benchmarks import DEV_SETS, held_out_texts, training_pairs
     from toolret.training.export import MODEL_CARD_FILE, export_onnx_int8
     from toolret.training.trainer import blend_with_base, train
 
-    pairs = benchmark_pairs(root, DEV_SETS, seed=config.seed, field_weights=training_fields(config))
+    pairs = training_pairs(root, DEV_SETS, config, cache=Path(work) / "negatives.json")
     result = train(pairs, Path(work), config, max_steps=max_steps, on_step=on_step)
     if not result.finished:
         return None

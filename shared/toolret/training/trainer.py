@@ -31,7 +31,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from toolret.errors import ConfigError, MissingDependencyError
-from toolret.training.batches import plan_batches
+from toolret.training.batches import batch_columns, plan_batches
 from toolret.training.pairs import TrainingPair
 
 __all__ = ["TrainConfig", "TrainResult", "base_model_dir", "blend_with_base", "train"]
@@ -62,6 +62,12 @@ class TrainConfig(BaseModel):
         description="Documents drawn from every indexed field with the search's field weights, not only "
         "the description (toolret.training.pairs.pairs_from_bundles).",
     )
+    hard_negatives: int = Field(
+        default=0,
+        ge=0,
+        description="Mined hard negatives per pair added to each batch as extra documents "
+        "(:mod:`toolret.training.negatives`); 0 trains on in-batch negatives only.",
+    )
     keep: float = Field(
         default=1.0,
         gt=0,
@@ -79,6 +85,8 @@ class TrainConfig(BaseModel):
         h.update(base.encode())
         for p in pairs:
             h.update(f"{p.registry}\x1f{p.query}\x1f{p.tool_id}\x1f{p.document}\x1e".encode())
+            for n in p.negatives[: self.hard_negatives]:
+                h.update(f"{n.tool_id}\x1f{n.document}\x1d".encode())
         return h.hexdigest()
 
 
@@ -204,9 +212,15 @@ def train(
     step = start
     for step in range(start, stop):
         batch = batches[step % len(batches)]
+        documents, masked = batch_columns(batch, cfg.hard_negatives)
         q = _encode(torch, model, tokenizer, [p.query for p in batch], MAX_QUERY_TOKENS)
-        d = _encode(torch, model, tokenizer, [p.document for p in batch], MAX_DOC_TOKENS)
+        d = _encode(torch, model, tokenizer, documents, MAX_DOC_TOKENS)
         logits = cfg.scale * q @ d.T
+        if any(masked):
+            hide = torch.zeros(logits.shape, dtype=torch.bool)
+            for row, columns in enumerate(masked):
+                hide[row, sorted(columns)] = True
+            logits = logits.masked_fill(hide, float("-inf"))
         loss = torch.nn.functional.cross_entropy(logits, torch.arange(len(batch)))
         optimizer.zero_grad()
         loss.backward()

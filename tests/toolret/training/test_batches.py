@@ -43,3 +43,43 @@ def test_a_batch_holds_one_registry_and_the_plan_is_reproducible() -> None:
 def test_a_batch_size_of_one_is_refused() -> None:
     with pytest.raises(ValueError, match="at least 2"):
         plan_batches([_pair("r", "q", "t")], batch_size=1, seed=0)
+
+
+def _with_negatives(pair: TrainingPair, *tools: tuple[str, str]) -> TrainingPair:
+    from dataclasses import replace
+
+    from toolret.training.pairs import HardNegative
+
+    return replace(pair, negatives=tuple(HardNegative(t, n, f"doc of {t}") for t, n in tools))
+
+
+def test_without_hard_negatives_a_batch_is_scored_against_its_own_documents_only() -> None:
+    from toolret.training.batches import batch_columns
+
+    batch = [_with_negatives(_pair("r", "q1", "a"), ("x", "x")), _pair("r", "q2", "b")]
+    docs, masked = batch_columns(batch, 0)
+    assert docs == ["doc of a", "doc of b"]
+    assert masked == [set(), set()]
+
+
+def test_a_hard_negative_relevant_to_another_request_is_hidden_from_that_request_only() -> None:
+    from toolret.training.batches import batch_columns
+
+    first = _with_negatives(_pair("r", "q1", "a"), ("hotel", "hotel"), ("x", "x"))
+    second = _pair("r", "book a flight and a hotel", "flight", relevant=("flight", "hotel"))
+    docs, masked = batch_columns([first, second], 2)
+    assert docs == ["doc of a", "doc of flight", "doc of hotel", "doc of x"]
+    assert masked == [set(), {2}]
+
+
+def test_a_hard_negative_named_like_a_relevant_tool_is_hidden_and_each_tool_is_one_column() -> None:
+    from dataclasses import replace
+
+    from toolret.training.batches import batch_columns
+
+    # bfcl: another document of the function the second request needs, under the same name.
+    first = _with_negatives(_pair("r", "q1", "a"), ("math.gcd#2", "math.gcd"), ("b", "b"))
+    second = replace(_pair("r", "gcd of 12 and 18", "math.gcd#1", "math.gcd"), relevant_names=frozenset({"math.gcd"}))
+    docs, masked = batch_columns([first, second], 2)
+    assert docs == ["doc of a", "doc of math.gcd#1", "doc of math.gcd#2", "doc of b"]
+    assert masked == [set(), {2}]

@@ -111,3 +111,19 @@ def test_a_checkpoint_of_another_run_is_refused(toole, tmp_path) -> None:
     train(pairs, tmp_path, TrainConfig(batch_size=4), max_steps=1)
     with pytest.raises(ConfigError, match="another run"):
         train(pairs[:12], tmp_path, TrainConfig(batch_size=4), max_steps=1)
+
+
+def test_mined_hard_negatives_join_the_batch_and_make_another_run(toole, tmp_path) -> None:
+    from toolret.training.negatives import mine_hard_negatives
+
+    tools, train_queries, _ = toole
+    pairs = pairs_from_bundles("toole", tools, [(q.query, q.relevant) for q in train_queries[:32]])
+    mined = mine_hard_negatives(pairs, {"toole": tools}, per_pair=2)
+    assert all(len(p.negatives) == 2 for p in mined)
+    plain = train(mined, tmp_path / "plain", TrainConfig(batch_size=8), max_steps=1)
+    hard = train(mined, tmp_path / "hard", TrainConfig(batch_size=8, hard_negatives=2), max_steps=1)
+    # Same model, same first batch: 16 more (and harder) documents to tell the right one from.
+    assert hard.first_loss is not None and plain.first_loss is not None
+    assert hard.first_loss > plain.first_loss + 0.5
+    with pytest.raises(ConfigError, match="another run"):
+        train(mined, tmp_path / "plain", TrainConfig(batch_size=8, hard_negatives=2), max_steps=1)
