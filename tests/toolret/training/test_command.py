@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from toolret import ToolKnowledgeBase
@@ -41,8 +43,12 @@ def test_train_on_logged_pairs_writes_a_model_directory_a_new_knowledge_base_use
     kb.save()
     kb.close()
     out = tmp_path / "my-model"
-    assert main(["train", "--kb", str(tmp_path / "kb"), "--out", str(out), "--epochs", "1"]) == 0
+    args = ["train", "--kb", str(tmp_path / "kb"), "--out", str(out), "--epochs", "1", "--hard-negatives", "1"]
+    assert main(args) == 0
     printed = capsys.readouterr().out
+    # The knowledge base's own tools were searched for each logged request to find its near misses.
+    mined = json.loads((out / "training" / "negatives.json").read_text())["kb"]
+    assert set(mined) == {q for q, _ in LOGGED}
     assert f"--embedder {out}" in printed
     assert main(["index", _tools_file(tmp_path), "--kb", str(tmp_path / "new.kb"), "--embedder", str(out)]) == 0
     reopened = ToolKnowledgeBase.load(tmp_path / "new.kb")
@@ -61,8 +67,6 @@ def test_train_without_logged_pairs_says_how_to_get_them(tmp_path, capsys) -> No
 
 
 def _tools_file(tmp_path) -> str:
-    import json
-
     path = tmp_path / "tools.jsonl"
     path.write_text("".join(json.dumps(t.model_dump(include={"id", "name", "description"})) + "\n" for t in TOOLS))
     return str(path)
