@@ -165,6 +165,7 @@ def build_tool_retrieval_graph(
         return after
 
     def finish(state: dict[str, Any]) -> dict[str, Any]:
+        index.check_always_include(fixed, f"the {name} graph")
         result = _search(state).finish()
         if not state.get("query") and query_builder is None:
             result = index.follow_up(list(state.get("messages") or []), result, k)

@@ -42,7 +42,7 @@ from langchain_toolret.binding import ToolDefinitions
 from langchain_toolret.conversation import conversation_query, earlier_turns
 from langchain_toolret.llm import as_toolret_llm
 from langchain_toolret.tool_docs import tolerant_docs
-from toolret import K, KnowledgeBaseError, RetrievalConfig, ScoredTool, SearchResult, ToolKnowledgeBase
+from toolret import ConfigError, K, KnowledgeBaseError, RetrievalConfig, ScoredTool, SearchResult, ToolKnowledgeBase
 from toolret.index.live_tools import LiveTools
 from toolret.index.persistence import registry_hash
 from toolret.retrieval.conversation import as_chat_history
@@ -204,6 +204,20 @@ class ToolIndex:
     def tool(self, name: str) -> BaseTool | None:
         """The live tool named ``name`` (a knowledge-base id or name), or None."""
         return self.live_tools.by_name(name) or self.unindexed.get(name)
+
+    def check_always_include(self, names: Sequence[str], owner: str) -> None:
+        """Raise :class:`toolret.ConfigError` naming each of ``names`` that is no tool of this index.
+
+        ``always_include`` names go into the selection unsearched, and a model node binds only
+        names it knows: a misspelt one would quietly leave the model without a tool the developer
+        meant it to have on every call (LLMToolSelectorMiddleware raises the same way).
+        """
+        missing = [n for n in names if self.tool(n) is None and n not in self.kb]
+        if missing:
+            known = {d.name for d in self.kb.docs()}
+            missing = [n for n in missing if n not in known]
+        if missing:
+            raise ConfigError(f"{owner}: always_include names tools this index does not have: {missing}")
 
     @property
     def tools(self) -> list[BaseTool]:

@@ -33,7 +33,7 @@ from langchain_toolret.condensed import CondensedTools
 from langchain_toolret.index import ToolIndex
 from langchain_toolret.options import selection_record
 from langchain_toolret.search_tool import DEFAULT_SEARCH_TOOL_NAME, create_search_tool
-from toolret import K, KnowledgeBaseError, RetrievalConfig, SearchResult, ToolKnowledgeBase
+from toolret import ConfigError, K, KnowledgeBaseError, RetrievalConfig, SearchResult, ToolKnowledgeBase
 from toolret.retrieval.definitions import validate_budget
 
 __all__ = ["DEFAULT_TOOL_LIMIT", "Fallback", "NarrowingMiddleware", "Step"]
@@ -114,7 +114,6 @@ class NarrowingMiddleware(AgentMiddleware[Any, Any, Any]):
             if condensed_descriptions
             else None
         )
-        self._warned: set[str] = set()
 
     def warmup(self, tools: Sequence[BaseTool] | None = None) -> float:
         """Load the embedding model and run one search now, so the agent's first call is not
@@ -143,11 +142,14 @@ class NarrowingMiddleware(AgentMiddleware[Any, Any, Any]):
         fixed = sorted(
             (t for t in tools if t.name in fixed_names), key=lambda t: (t.name == self.search_tool_name, t.name)
         )
-        missing = set(self.always_include) - {t.name for t in fixed} - self._warned
+        missing = sorted(set(self.always_include) - {t.name for t in fixed})
         if missing:
-            self._warned |= missing
-            logger.warning(
-                "%s: always_include names not among the agent's tools: %s", self.name, ", ".join(sorted(missing))
+            # As LLMToolSelectorMiddleware does: a misspelt name would otherwise quietly take a
+            # tool the developer meant to offer on every call away from the model.
+            have = sorted(t.name for t in tools)
+            shown = ", ".join(have[:20]) + (f" and {len(have) - 20} more" if len(have) > 20 else "")
+            raise ConfigError(
+                f"{self.name}: always_include names tools the agent does not have: {missing}; its tools: {shown}"
             )
         return Step(
             candidates=[t for t in tools if t.name not in fixed_names],
@@ -276,8 +278,8 @@ class NarrowingMiddleware(AgentMiddleware[Any, Any, Any]):
     ) -> Any:
         """Narrow the tools (retrieving when needed), then call the model."""
         start = time.perf_counter()
+        step = self._split(request)  # outside the fallback: an always_include name it lacks is a set-up error
         try:
-            step = self._split(request)
             self._prepare(request, step)
             self._run(request, step).invoke({"query": step.query, "k": step.k})
             names, update = step.data["out"]
@@ -294,8 +296,8 @@ class NarrowingMiddleware(AgentMiddleware[Any, Any, Any]):
     ) -> Any:
         """Async twin of :meth:`wrap_model_call`; indexing and search run off the event loop."""
         start = time.perf_counter()
+        step = self._split(request)
         try:
-            step = self._split(request)
             self._prepare(request, step)
             await self._run(request, step).ainvoke({"query": step.query, "k": step.k})
             names, update = step.data["out"]

@@ -100,6 +100,7 @@ def create_tool_retrieval_node(
                 f"the tool retrieval node found no user message in state[{messages_key!r}]: there "
                 "is nothing to select tools for (run it after the user's message)"
             )
+        index.check_always_include(fixed, "the tool retrieval node")
         result = index.fit(result)  # a tool that cannot be bound is left out, with a warning and a trace step
         names = list(dict.fromkeys([*fixed, *index.names(result, query=query)]))
         record_selection("tool_selection", query or result.query, result, names)

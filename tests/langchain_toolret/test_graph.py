@@ -155,3 +155,11 @@ def test_a_selected_tool_that_cannot_be_bound_is_left_out_with_a_trace_step(unbi
     out = build_tool_retrieval_graph(unbindable_index, k=3).invoke({"query": "please check a thing for me"})
     assert "check_thing" not in out["selected_tools"] and len(out["selected_tools"]) == 2
     assert out["trace"][-1].stage == "definitions" and "check_thing (KeyError" in out["trace"][-1].note
+
+
+def test_the_graph_refuses_an_always_include_name_it_does_not_have(tool_index):
+    from toolret import ConfigError
+
+    graph = build_tool_retrieval_graph(tool_index, k=2, always_include=["read_fil"])
+    with pytest.raises(ConfigError, match=r"tool_retrieval graph.*\['read_fil'\]"):
+        graph.invoke({"query": "what is the weather in Paris?"})

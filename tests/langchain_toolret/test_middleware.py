@@ -464,3 +464,13 @@ def test_a_token_budget_keeps_the_turns_definitions_as_bound_within_it(kb, tools
     assert step["stage"] == "definitions" and step["note"].startswith(f"{budget} of {budget} tokens (1 always sent)")
     with pytest.raises(QueryError, match="token_budget must be a positive integer"):
         ToolSelectionMiddleware(token_budget=0)
+
+
+def test_a_misspelt_always_include_name_stops_the_call_naming_it(kb, tools):
+    from toolret import ConfigError
+
+    agent, model, _ = _agent(tools, ["ok"], k=2, always_include=["ask_usr"], knowledge_base=kb)
+    with pytest.raises(ConfigError, match=r"\['ask_usr'\].*ask_user") as raised:
+        agent.invoke({"messages": [HumanMessage("book a flight from Paris to Rome on June 3")]}, THREAD)
+    assert isinstance(raised.value, ValueError)  # what LLMToolSelectorMiddleware raises, so handlers carry over
+    assert model.calls == []  # the model never saw a tool list without the tool it was promised

@@ -149,3 +149,14 @@ def test_a_selected_tool_that_cannot_be_bound_is_left_out_of_the_selection_and_t
     assert model.calls[0].tool_names == out["selected_tools"]
     assert model.calls[1].tool_names == ["read_file"] and "model node: tool 'check_thing'" in caplog.text
     assert "check_thing" not in model.calls[2].tool_names and len(model.calls[2].tools) == 2
+
+
+def test_a_misspelt_always_include_name_is_an_error_not_a_tool_the_model_quietly_lacks(tool_index):
+    from toolret import ConfigError
+
+    chat = {"messages": [HumanMessage("what's the weather in Oslo?")]}
+    assert create_tool_retrieval_node(tool_index.kb, k=1, always_include=["ask_user"]).invoke(chat) == {
+        "selected_tools": ["ask_user", "get_weather"]
+    }
+    with pytest.raises(ConfigError, match=r"\['ask_usr'\]"):
+        create_tool_retrieval_node(tool_index.kb, k=1, always_include=["ask_usr"]).invoke(chat)
