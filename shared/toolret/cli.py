@@ -110,6 +110,10 @@ def _cmd_index(args: argparse.Namespace) -> int:
             print(f"{verb} {tool_id!r} indexed from {other} (--on-conflict {args.on_conflict})")
     for old, new in report.renamed.items():
         print(f"renamed {old!r} to {new!r}: another source holds {old!r} (--on-conflict rename)")
+    if report.adopted:
+        print(
+            f"adopted {_tools(len(report.adopted))} indexed before sources were recorded, identical to {args.tools}'s"
+        )
     return 0
 
 

@@ -381,3 +381,21 @@ def test_index_reports_counts_and_refuses_a_clash_between_files(
     assert main(["index", str(second), "--kb", kb, "--on-conflict", "keep"]) == 0
     out = capsys.readouterr().out
     assert "1 added, 0 updated, 0 unchanged (2 tools in total)" in out and "kept 'get_weather' indexed from" in out
+
+
+@pytest.mark.slow
+def test_index_adopts_the_tools_of_a_knowledge_base_saved_before_sources_were_recorded(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from toolret import ToolKnowledgeBase
+    from toolret.sources.tool_files import load_tool_file
+
+    path = tmp_path / "tools.json"
+    path.write_text(json.dumps(OPENAI_TOOLS), encoding="utf-8")
+    old = ToolKnowledgeBase(tmp_path / "tools.kb")
+    old.add(load_tool_file(path)[0])  # what an older `toolret index` saved: no source per tool
+    old.save()
+    old.close()
+    assert main(["index", str(path), "--kb", str(tmp_path / "tools.kb")]) == 0
+    out = capsys.readouterr().out
+    assert f"adopted {len(OPENAI_TOOLS)} tools indexed before sources were recorded" in out

@@ -181,6 +181,9 @@ class FileIndexReport(BaseModel):
     kept: dict[str, str]
     #: the file's id -> the id it was indexed under (``on_conflict="rename"``).
     renamed: dict[str, str]
+    #: Tools indexed with no source (a knowledge base from before sources were recorded) that are
+    #: exactly the file's: now stamped as this file's, without ``on_conflict``.
+    adopted: list[str] = []
     total: int
 
 
@@ -196,7 +199,7 @@ def index_tool_file(kb: Any, path: str | Path, *, on_conflict: str = "error", pr
         raise ConfigError(f"on_conflict must be one of {', '.join(ON_CONFLICT)}; got {on_conflict!r}")
     docs, kind = load_tool_file(path)
     source = str(Path(path).resolve())
-    planned, replaced, kept, renamed = _settle(docs, source, kb, on_conflict, Path(path))
+    planned, replaced, kept, renamed, adopted = _settle(docs, source, kb, on_conflict, Path(path))
     before = {d.id: kb.get(d.id).content_hash for d in planned if d.id in kb}
     kb.add(planned, progress=progress, upsert=True)
     changed = {d.id for d in planned if d.id in before and kb.get(d.id).content_hash != before[d.id]}
@@ -209,20 +212,32 @@ def index_tool_file(kb: Any, path: str | Path, *, on_conflict: str = "error", pr
         replaced=replaced,
         kept=kept,
         renamed=renamed,
+        adopted=adopted,
         total=len(kb),
     )
 
 
 def _settle(
     docs: list[ToolDoc], source: str, kb: Any, on_conflict: str, path: Path
-) -> tuple[list[ToolDoc], dict[str, str], dict[str, str], dict[str, str]]:
-    """The file's tools to write (stamped with ``source``), and the conflicts settled on the way."""
+) -> tuple[list[ToolDoc], dict[str, str], dict[str, str], dict[str, str], list[str]]:
+    """The file's tools to write (stamped with ``source``), the conflicts settled on the way, and
+    the source-less tools adopted as this file's."""
 
-    def holder(tool_id: str) -> str | None:
-        """The source of the indexed tool ``tool_id`` when it is not this file, else None."""
+    adopted: list[str] = []
+
+    def holder(tool_id: str, doc: ToolDoc | None = None) -> str | None:
+        """The source of the indexed tool ``tool_id`` when it is not this file, else None.
+
+        A tool indexed with no source that is exactly ``doc`` (a knowledge base built before
+        sources were recorded, re-indexed from its file) is adopted: the same tool, not a clash.
+        """
         if tool_id not in kb:
             return None
-        held = kb.get(tool_id).metadata.get(SOURCE_KEY)
+        stored = kb.get(tool_id)
+        held = stored.metadata.get(SOURCE_KEY)
+        if held is None and doc is not None and stored.source_hash == doc.source_hash:
+            adopted.append(tool_id)
+            return None
         return None if held == source else str(held or NO_SOURCE)
 
     planned: list[ToolDoc] = []
@@ -231,7 +246,7 @@ def _settle(
     renamed: dict[str, str] = {}
     clashes: list[tuple[str, str]] = []
     for doc in docs:
-        tool_id, other = doc.id, holder(doc.id)
+        tool_id, other = doc.id, holder(doc.id, doc)
         if other is not None:
             if on_conflict == "error":
                 clashes.append((doc.id, other))
@@ -251,7 +266,7 @@ def _settle(
     if clashes:
         raise _conflict(clashes, path, on_conflict)
     _unique(planned, path)
-    return planned, replaced, kept, renamed
+    return planned, replaced, kept, renamed, adopted
 
 
 def _conflict(clashes: list[tuple[str, str]], path: Path, on_conflict: str) -> ToolConflictError:

@@ -201,3 +201,22 @@ def test_on_conflict_says_which_tool_wins(tmp_path: Path, embedder, on_conflict:
     else:
         assert "no source file" in settled["get_weather"]  # the tool came from kb.add
     assert report.added == (["b/get_weather", "send_email"] if on_conflict == "rename" else ["send_email"])
+
+
+def test_a_knowledge_base_from_before_sources_were_recorded_adopts_its_own_file(tmp_path: Path, embedder) -> None:
+    from toolret import ToolConflictError, ToolKnowledgeBase
+    from toolret.sources.tool_files import index_tool_file, load_tool_file
+
+    path = _openai_file(tmp_path / "a.json", ("get_weather", "Weather for a city."), ("refund", "Refund a payment."))
+    kb = ToolKnowledgeBase(embedder=embedder)
+    kb.add(load_tool_file(path)[0])  # as an older toolret index left it: the tools, no source stamped
+    report = index_tool_file(kb, path)
+    assert sorted(report.adopted) == ["get_weather", "refund"] and report.added == []
+    assert {kb.get(t).metadata["source_file"] for t in kb.ids} == {str(path.resolve())}
+    assert index_tool_file(kb, path).adopted == []  # stamped now: plain re-indexing from here on
+
+    changed = ToolKnowledgeBase(embedder=embedder)
+    changed.add(load_tool_file(path)[0])
+    _openai_file(path, ("get_weather", "Air quality index."), ("refund", "Refund a payment."))
+    with pytest.raises(ToolConflictError, match="get_weather"):  # not provably the file's: still asks
+        index_tool_file(changed, path)
