@@ -110,6 +110,11 @@ def _cmd_index(args: argparse.Namespace) -> int:
             print(f"{verb} {tool_id!r} indexed from {other} (--on-conflict {args.on_conflict})")
     for old, new in report.renamed.items():
         print(f"renamed {old!r} to {new!r}: another source holds {old!r} (--on-conflict rename)")
+    if report.removed:
+        shown = ", ".join(report.removed[:10]) + (
+            f" and {len(report.removed) - 10} more" if len(report.removed) > 10 else ""
+        )
+        print(f"removed {_tools(len(report.removed))} no longer in {args.tools}: {shown}")
     if report.adopted:
         print(
             f"adopted {_tools(len(report.adopted))} indexed before sources were recorded, identical to {args.tools}'s"

@@ -399,3 +399,15 @@ def test_index_adopts_the_tools_of_a_knowledge_base_saved_before_sources_were_re
     assert main(["index", str(path), "--kb", str(tmp_path / "tools.kb")]) == 0
     out = capsys.readouterr().out
     assert f"adopted {len(OPENAI_TOOLS)} tools indexed before sources were recorded" in out
+
+
+@pytest.mark.slow
+def test_index_says_which_tools_left_with_the_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path, kb = tmp_path / "tools.json", str(tmp_path / "tools.kb")
+    path.write_text(json.dumps(OPENAI_TOOLS), encoding="utf-8")
+    assert main(["index", str(path), "--kb", kb]) == 0
+    path.write_text(json.dumps(OPENAI_TOOLS[1:]), encoding="utf-8")
+    capsys.readouterr()
+    assert main(["index", str(path), "--kb", kb]) == 0
+    gone = OPENAI_TOOLS[0]["function"]["name"]
+    assert f"removed 1 tool no longer in {path}: {gone}" in capsys.readouterr().out

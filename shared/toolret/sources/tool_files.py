@@ -16,7 +16,7 @@ formats understood; a syntax error gives the line and column.
 
 :func:`index_tool_file` indexes a file into a knowledge base and never replaces a tool silently:
 each tool records its file (``metadata["source_file"]``), so re-indexing the same file updates
-its tools, while a tool whose id another source holds stops with a
+its tools (and removes those it no longer holds), while a tool whose id another source holds stops with a
 :class:`~toolret.errors.ToolConflictError` naming both, unless ``on_conflict`` says what to do.
 
 Example:
@@ -184,14 +184,17 @@ class FileIndexReport(BaseModel):
     #: Tools indexed with no source (a knowledge base from before sources were recorded) that are
     #: exactly the file's: now stamped as this file's, without ``on_conflict``.
     adopted: list[str] = []
+    #: Tools indexed from this file earlier that it no longer holds: removed from the knowledge base.
+    removed: list[str] = []
     total: int
 
 
 def index_tool_file(kb: Any, path: str | Path, *, on_conflict: str = "error", progress: bool = True) -> FileIndexReport:
     """Index the tools of ``path`` into the knowledge base ``kb``, each stamped with its source file.
 
-    A tool whose id ``kb`` holds from the same file is updated (or left unchanged); one whose id
-    comes from another file, or from ``kb.add``, is a conflict settled by ``on_conflict``
+    A tool whose id ``kb`` holds from the same file is updated (or left unchanged), and one the
+    file no longer holds is removed; one whose id comes from another file, or from ``kb.add``, is
+    a conflict settled by ``on_conflict``
     (:data:`ON_CONFLICT`); ``"error"`` raises :class:`~toolret.errors.ToolConflictError` before
     anything is written.
     """
@@ -201,7 +204,12 @@ def index_tool_file(kb: Any, path: str | Path, *, on_conflict: str = "error", pr
     source = str(Path(path).resolve())
     planned, replaced, kept, renamed, adopted = _settle(docs, source, kb, on_conflict, Path(path))
     before = {d.id: kb.get(d.id).content_hash for d in planned if d.id in kb}
+    # The file is its tools' source of truth: one it no longer holds must not stay on offer.
+    written = {d.id for d in planned}
+    gone = [d.id for d in kb.docs() if d.metadata.get(SOURCE_KEY) == source and d.id not in written]
     kb.add(planned, progress=progress, upsert=True)
+    if gone:
+        kb.remove(gone)
     changed = {d.id for d in planned if d.id in before and kb.get(d.id).content_hash != before[d.id]}
     return FileIndexReport(
         kind=kind,
@@ -213,6 +221,7 @@ def index_tool_file(kb: Any, path: str | Path, *, on_conflict: str = "error", pr
         kept=kept,
         renamed=renamed,
         adopted=adopted,
+        removed=gone,
         total=len(kb),
     )
 

@@ -220,3 +220,20 @@ def test_a_knowledge_base_from_before_sources_were_recorded_adopts_its_own_file(
     _openai_file(path, ("get_weather", "Air quality index."), ("refund", "Refund a payment."))
     with pytest.raises(ToolConflictError, match="get_weather"):  # not provably the file's: still asks
         index_tool_file(changed, path)
+
+
+def test_a_tool_dropped_from_its_file_leaves_the_knowledge_base_and_nothing_else_does(tmp_path: Path, embedder) -> None:
+    from toolret import ToolKnowledgeBase
+    from toolret.sources.tool_files import index_tool_file
+
+    kb = ToolKnowledgeBase(embedder=embedder)
+    kb.add([{"type": "function", "function": {"name": "ask_user", "description": "Ask the user."}}])
+    other = _openai_file(tmp_path / "b.json", ("send_email", "Send an email."))
+    index_tool_file(kb, other)
+    path = _openai_file(tmp_path / "a.json", ("get_weather", "Weather for a city."), ("refund", "Refund a payment."))
+    index_tool_file(kb, path)
+    _openai_file(path, ("get_weather", "Weather for a city."))  # refund was deleted from the file
+    report = index_tool_file(kb, path)
+    assert report.removed == ["refund"] and report.unchanged == ["get_weather"] and report.total == 3
+    assert sorted(kb.ids) == ["ask_user", "get_weather", "send_email"]  # kb.add's and the other file's stay
+    assert "refund" not in kb.search("give the customer their money back", k=3).ids
