@@ -52,6 +52,8 @@ VARIANTS: dict[str, dict[str, float]] = {
 
 
 def encode(model, tokenizer, texts, max_tokens, device):
+    # toolret.training.trainer._encode with a device: importing it would load toolret and its
+    # dependencies, which the accelerator machine does not have. Keep the two in step.
     tokenizer.enable_truncation(max_tokens)
     tokenizer.no_padding()
     rows = [e.ids for e in tokenizer.encode_batch(texts, add_special_tokens=True)]
@@ -69,7 +71,8 @@ def encode(model, tokenizer, texts, max_tokens, device):
 
 
 def batch_tensors(bundle, batch, hard, skip=0):
-    """Queries, documents (positives, then unique hard negatives) and the false-negative mask."""
+    """Queries, documents (positives, then unique hard negatives) and the false-negative mask:
+    toolret.training.batches.batch_columns over the bundle's ids and names, for the same reason."""
     pairs, docs, names = bundle["pairs"], bundle["docs"], bundle["names"]
     rows = [pairs[i] for i in batch]
     registry = rows[0]["registry"]

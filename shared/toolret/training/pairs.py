@@ -91,6 +91,7 @@ def pairs_from_bundles(
     pairs: list[TrainingPair] = []
     for query, ids in bundles:
         relevant = frozenset(ids)
+        names = frozenset(tools[t].name for t in ids if t in tools)
         for tool_id in ids:
             doc = tools.get(tool_id)
             if doc is None:
@@ -106,7 +107,6 @@ def pairs_from_bundles(
                     field = rng.choices([n for n, _ in present], weights=[w for _, w in present])[0]
             if (tool_id, field) not in texts:
                 texts[tool_id, field] = document_text(doc, field)
-            names = frozenset(tools[t].name for t in ids if t in tools)
             pairs.append(
                 TrainingPair(registry, query, tool_id, doc.name, texts[tool_id, field], relevant, relevant_names=names)
             )
