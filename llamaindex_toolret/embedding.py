@@ -21,24 +21,23 @@ from typing import Any
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from pydantic import PrivateAttr
 
-from toolret.index.embedding import CallableEmbedder, Embedder, resolve_embedder
+from toolret.index.embedding import Embedder, resolve_embedder
+from toolret.index.framework_embedding import embed_queries, framework_embedder
 
 __all__ = ["ToolretEmbedding", "embedder_from_llamaindex"]
 
 
 def embedder_from_llamaindex(embed_model: BaseEmbedding) -> Embedder:
-    """A toolret embedder calling a LlamaIndex embedding model's batch API.
+    """A toolret embedder over a LlamaIndex embedding model: tool fields through its batch text API,
+    requests through ``get_query_embedding`` (an asymmetric model sees each on its own side;
+    :mod:`toolret.index.framework_embedding`).
 
     The name recorded in the knowledge base is ``llamaindex:<class>:<model_name>``: reopening
     the knowledge base needs the same ``embed_model`` again.
     """
     if not isinstance(embed_model, BaseEmbedding):
         raise TypeError(f"embed_model must be a LlamaIndex BaseEmbedding, got {type(embed_model).__name__}")
-
-    def embed(texts: list[str]) -> Any:
-        return embed_model.get_text_embedding_batch(list(texts))
-
-    return CallableEmbedder(embed, name=f"llamaindex:{embed_model.class_name()}:{embed_model.model_name}")
+    return framework_embedder(embed_model, name=f"llamaindex:{embed_model.class_name()}:{embed_model.model_name}")
 
 
 class ToolretEmbedding(BaseEmbedding):
@@ -68,7 +67,7 @@ class ToolretEmbedding(BaseEmbedding):
         return self._get_text_embeddings([text])[0]
 
     def _get_query_embedding(self, query: str) -> list[float]:
-        return self._get_text_embedding(query)
+        return embed_queries(self._embedder, [query])[0].tolist()
 
     async def _aget_query_embedding(self, query: str) -> list[float]:
         return await asyncio.to_thread(self._get_query_embedding, query)

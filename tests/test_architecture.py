@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 ENGINE = Path(__file__).resolve().parents[1] / "shared" / "toolret"
-SUBPACKAGES = ["cards", "documents", "eval", "index", "llm", "retrieval", "scoring", "sources", "training"]
+SUBPACKAGES = ["cards", "documents", "eval", "index", "llm", "providers", "retrieval", "scoring", "sources", "training"]
 #: Only the public surface sits at the top of the engine; everything else lives in a sub-package.
 TOP_LEVEL = {"__init__", "_exports", "cli", "config", "errors", "knowledge_base", "results"}
 

@@ -15,6 +15,8 @@ EXPECTED = {
     "ModelMismatchError",
     "PenaltyConfig",
     "QueryError",
+    "ScopeError",
+    "ToolScope",
     "RetrievalConfig",
     "ScoredTool",
     "SearchResult",

@@ -23,6 +23,7 @@ from toolret.errors import (
     MissingDependencyError,
     ModelMismatchError,
     QueryError,
+    ScopeError,
     ToolConflictError,
     ToolNotAttachedError,
     ToolNotFoundError,
@@ -30,6 +31,7 @@ from toolret.errors import (
 )
 from toolret.knowledge_base import SyncReport, ToolKnowledgeBase
 from toolret.results import ScoredTool, SearchResult, TraceStep
+from toolret.retrieval.scope import ToolScope
 
 __version__ = "0.1.0"
 
@@ -46,6 +48,7 @@ __all__ = [
     "ModelMismatchError",
     "PenaltyConfig",
     "QueryError",
+    "ScopeError",
     "RetrievalConfig",
     "ScoredTool",
     "SearchResult",
@@ -57,6 +60,7 @@ __all__ = [
     "ToolNotFoundError",
     "ToolParam",
     "ToolRetError",
+    "ToolScope",
     "TraceStep",
     "__version__",
     "validate_k",

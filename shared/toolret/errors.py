@@ -81,6 +81,13 @@ class QueryError(ToolRetError, ValueError):
     """A search request is unusable (empty, too long, or asks for an impossible k)."""
 
 
+class ScopeError(QueryError):
+    """A search's ``where=`` scope is malformed (an unknown field, a value of the wrong type).
+
+    Raised, never worked around: a scope that could not be read must not run as no scope.
+    """
+
+
 class ToolNotFoundError(KnowledgeBaseError, KeyError):
     """A tool id is not in the knowledge base."""
 

@@ -37,11 +37,11 @@ from toolret.index import persistence
 from toolret.index.embedding import Embedder
 from toolret.index.writer import IndexWriter, SyncReport
 from toolret.results import SearchResult
-from toolret.retrieval.allowed import allowed_mask, allowed_trace
 from toolret.retrieval.conversation import as_chat_history
 from toolret.retrieval.definitions import validate_budget
 from toolret.retrieval.pipeline import checked_query
 from toolret.retrieval.rerank import CrossEncoderCache
+from toolret.retrieval.scope import restriction
 from toolret.retrieval.search import Search, SearchOptions, SearchRequest
 from toolret.retrieval.search_state import SearchState
 from toolret.retrieval.usage_log import UsageLog
@@ -168,9 +168,9 @@ class ToolKnowledgeBase:
         """The ``k`` tools that best serve ``query``, best first, with per-field evidence.
 
         ``k="auto"`` returns a precise set instead. The options (``config``, ``conversation``, ``llm``,
-        ``token_budget``, ``definition``, ``allowed_ids``) are :class:`~toolret.retrieval.search.SearchRequest`'s
-        fields, documented there; e.g. ``allowed_ids`` restricts every stage to an agent's own tools.
-        """
+        ``token_budget``, ``definition``, ``allowed_ids``, ``where``) are :class:`~toolret.retrieval.search.SearchRequest`'s
+        fields, documented there; e.g. ``allowed_ids`` restricts every stage to an agent's own tools, ``where``
+        to the tools whose metadata fits a :class:`~toolret.retrieval.scope.ToolScope` (a user's servers, read-only ones)."""
         return self.begin_search(query, k, **options).run()
 
     async def asearch(self, query: str, k: K = 5, **options: Unpack[SearchOptions]) -> SearchResult:
@@ -184,12 +184,12 @@ class ToolKnowledgeBase:
         text = checked_query(query, k, cfg)
         auto = k == "auto"
         snap = self._writer.snapshot
-        allowed = None if request.allowed_ids is None else allowed_mask(snap, request.allowed_ids)
+        allowed, restricted = restriction(snap, request.allowed_ids, request.where)
         state = SearchState(
             snap=snap,
             embedder=self.embedder,
             query=text.text,
-            trace=text.trace() + allowed_trace(allowed),
+            trace=text.trace() + restricted,
             k=cfg.auto_max_k if auto else int(k),
             config=cfg,
             llm=self.llm if request.llm is None else request.llm,

@@ -244,6 +244,8 @@ def resolve_embedder(spec: Embedder | str | Callable[[list[str]], Any] | None) -
     large registries in about half the CPU time, with slightly different vectors); a directory
     holding ``model.onnx`` is a model ``toolret train`` wrote (int8 ONNX, no torch); any other string
     is a sentence-transformers name or path (torch). Packaged models are shared process-wide.
+    A LangChain ``Embeddings`` or LlamaIndex ``BaseEmbedding`` keeps its query and document sides
+    apart (:mod:`toolret.index.framework_embedding`).
     """
     if spec is None:
         return _packaged(DEFAULT_EMBEDDER_NAME)
@@ -255,6 +257,10 @@ def resolve_embedder(spec: Embedder | str | Callable[[list[str]], Any] | None) -
         return SentenceTransformerEmbedder(spec)
     if isinstance(spec, Embedder):
         return spec
+    from toolret.index.framework_embedding import framework_embedder, is_framework_embedder
+
+    if is_framework_embedder(spec):  # before callable(): a LlamaIndex BaseEmbedding is callable too
+        return framework_embedder(spec)
     if callable(spec):
         name = getattr(spec, "__qualname__", None) or type(spec).__name__
         return CallableEmbedder(spec, name=f"callable:{name}")

@@ -42,6 +42,8 @@ _EXPORTS = {
     "SearchState": "search_state",
     "StageName": "search",
     "SubTask": "planning",
+    "ToolScope": "scope",
+    "Where": "scope",
     "UsageLog": "usage_log",
     "as_chat_history": "conversation",
     "auto_cut": "auto_k",

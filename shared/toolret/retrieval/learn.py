@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from toolret.config import LearnedWeights, RetrievalConfig
+from toolret.index.framework_embedding import embed_queries
 from toolret.index.snapshot import Snapshot
 from toolret.retrieval.past_use import HistorySnapshot
 from toolret.retrieval.ranking import rank_query
@@ -57,7 +58,7 @@ def collect_query_features(
     out: list[tuple[str, np.ndarray, np.ndarray]] = []
     for start in range(0, len(bundles), 256):
         chunk = bundles[start : start + 256]
-        vectors = embedder.embed([q for q, _ in chunk])
+        vectors = embed_queries(embedder, [q for q, _ in chunk])
         for (query, tools), qvec in zip(chunk, vectors):
             memory = history.tool_scores(qvec, m=cfg.history_neighbors, exclude_query=query)
             hist = {snap.index_of[t]: s for t, s in memory.items() if t in snap.index_of} or None

@@ -35,9 +35,11 @@ from typing import Any, TypeVar
 
 from toolret.config import RetrievalConfig, validate_k
 from toolret.errors import QueryError
+from toolret.index.framework_embedding import embed_queries
 from toolret.index.snapshot import Snapshot
 from toolret.results import ScoredTool, SearchResult, StagePath, TraceStep
 from toolret.retrieval.auto_k import select_auto
+from toolret.retrieval.relevance_floor import apply_floor, floor_for
 from toolret.retrieval.definitions import fit_definitions, stored_definition
 from toolret.retrieval.dependencies import keep_producers, resolve_dependencies
 from toolret.retrieval.language import language_step
@@ -136,7 +138,7 @@ def stage_retrieve(state: SearchState) -> None:
     vectors = _timed(
         state.trace,
         "embed_query",
-        lambda: state.embedder.embed(texts),
+        lambda: embed_queries(state.embedder, texts),
         note=f"{len(texts)} text(s), {state.embedder.name}",
     )
     vec_of = {text: vectors[i] for i, text in enumerate(texts)}
@@ -323,7 +325,7 @@ def _requery(state: SearchState) -> None:
 
 def _plain_search(state: SearchState, text: str, n: int) -> list[ScoredTool]:
     """One unplanned MFTR ranking of ``text``: the re-query of an uncovered sub-task."""
-    qvec = state.embedder.embed([text])[0]
+    qvec = embed_queries(state.embedder, [text])[0]
     history = _history_for(state.snap, state.memory, qvec, state.config)
     ranking = rank_query(
         state.snap, text, qvec, state.config, None, history, allowed=state.allowed, learned=state.learned
@@ -358,7 +360,10 @@ def finish_search(state: SearchState) -> SearchResult:
                 note=f"kept {len(chosen)} of {len(tools)} (ratio {state.config.auto_ratio}, margin {state.config.auto_margin})",
             )
         )
-        tools = chosen
+        tools, step = apply_floor(
+            chosen, floor_for(state.config, state.embedder.name), embedder_name=state.embedder.name
+        )
+        state.trace.append(step)
     result = SearchResult(query=state.query, tools=tools, trace=list(state.trace), plan=state.plan)
     if state.token_budget is None and state.definition is None:
         return result

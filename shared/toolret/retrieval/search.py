@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
@@ -44,6 +44,7 @@ from toolret.retrieval.pipeline import (
     stage_rerank,
     stage_retrieve,
 )
+from toolret.retrieval.scope import ToolScope
 from toolret.retrieval.search_state import SearchState
 
 __all__ = ["Search", "SearchOptions", "SearchRequest", "StageName"]
@@ -69,6 +70,10 @@ class SearchRequest:
             counts; a tool whose definition raises is left out with a warning.
         allowed_ids: only these tools may be returned (an agent's own tools in a shared knowledge
             base); every stage searches among them, and an unknown id is a ToolNotFoundError.
+        where: only tools whose metadata fits this :class:`~toolret.retrieval.scope.ToolScope` (or
+            mapping of its fields: ``sources``, ``namespaces``, ``tags``, ``read_only``,
+            ``destructive``, ``metadata``) may be returned, applied like ``allowed_ids`` (both: both
+            hold); a malformed scope is a ScopeError, and a scope no tool fits returns no tools.
     """
 
     query: str
@@ -79,6 +84,7 @@ class SearchRequest:
     token_budget: int | None = None
     definition: Callable[[ScoredTool], Any] | None = None
     allowed_ids: Collection[str] | None = None
+    where: ToolScope | Mapping[str, Any] | None = None
 
 
 class SearchOptions(TypedDict, total=False):
@@ -91,6 +97,7 @@ class SearchOptions(TypedDict, total=False):
     token_budget: int | None
     definition: Callable[[ScoredTool], Any] | None
     allowed_ids: Collection[str] | None
+    where: ToolScope | Mapping[str, Any] | None
 
 
 class Search:

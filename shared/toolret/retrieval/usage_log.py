@@ -14,6 +14,7 @@ import numpy as np
 
 from toolret.config import LearnedWeights, RetrievalConfig
 from toolret.errors import KnowledgeBaseError, ToolNotFoundError
+from toolret.index.framework_embedding import embed_queries
 from toolret.index.writer import IndexWriter
 from toolret.retrieval.past_use import HistorySnapshot
 
@@ -58,7 +59,7 @@ class UsageLog:
             return 0
         with writer.lock:
             vectors = np.concatenate(
-                [writer.embedder.embed([q for q, _ in clean[i : i + 512]]) for i in range(0, len(clean), 512)]
+                [embed_queries(writer.embedder, [q for q, _ in clean[i : i + 512]]) for i in range(0, len(clean), 512)]
             )
             writer.store.add_history(clean, vectors)
             writer.mark_written()

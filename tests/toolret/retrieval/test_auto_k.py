@@ -89,6 +89,6 @@ def test_auto_k_search_returns_a_small_precise_set(embedder):
         : auto_cut([t.score for t in top5], margin=cfg.auto_margin, ratio=cfg.auto_ratio, max_k=5)
     ]
     assert result.ids == within and len(within) < 5  # the cut, not the fixed k
-    assert result.trace[-1].stage == "auto_k"
+    assert [s.stage for s in result.trace][-2:] == ["auto_k", "floor"]  # the cut, then the floor under it
     with pytest.raises(QueryError, match="'auto'"):
         kb.search("weather", k="many")  # type: ignore[arg-type]

@@ -1,0 +1,230 @@
+"""OpenAI's client-executed tool search, answered by toolret.
+
+The Responses API can defer tools: the request carries a ``tool_search`` tool with
+``execution="client"``; when the model needs a capability it emits a ``tool_search_call`` item,
+the client searches, and answers with a ``tool_search_output`` item that loads the chosen tools
+(function tools, or namespaces of them) into the conversation. :class:`OpenAIToolSearch` is that
+client side: :meth:`~OpenAIToolSearch.tool` is the ``tool_search`` definition to send,
+:meth:`~OpenAIToolSearch.output` turns a ``tool_search_call`` into its ``tool_search_output``
+(toolret choosing the tools), :meth:`~OpenAIToolSearch.tool_id` maps a ``function_call`` back to
+the tool to run.
+
+Deferred tools stay cache-friendly: ``tools=`` never changes between requests (only the
+``tool_search`` tool and any always-on ones), so the prompt prefix stays cached; each output
+appends its tools at the end of the conversation, and what was loaded stays loaded. Pass the
+conversation's items as ``history`` and a search adds only tools not loaded yet
+(:func:`loaded_tools`), so a definition is never sent twice.
+
+The items are the ``openai`` SDK's own types (``ResponseToolSearchCall`` in,
+``ResponseToolSearchOutputItemParamParam`` out; the SDK is the base dependency ``openai``).
+
+Example (the loop, no network; ``examples/openai_tool_search.py`` runs it end to end)::
+
+    search = OpenAIToolSearch(kb, k=5)
+    items = [{"role": "user", "content": "What's the weather in Paris?"}]
+    while True:
+        response = client.responses.create(model=MODEL, input=items, tools=[search.tool()])
+        items += response.output
+        calls = [i for i in response.output if i.type in ("tool_search_call", "function_call")]
+        if not calls:
+            break
+        for call in calls:
+            if call.type == "tool_search_call":
+                items.append(search.output(call, history=items))
+            else:
+                items.append(search.run(call))
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection, Iterable, Mapping
+from typing import Any
+
+from toolret.config import K, RetrievalConfig
+from toolret.documents.tool_doc import ToolDoc
+from toolret.errors import QueryError
+from toolret.providers.wire_names import WireNames, function_name, namespace_of
+from toolret.results import SearchResult
+from toolret.retrieval.scope import Where, as_scope, check_in_restriction
+
+__all__ = ["TOOL_SEARCH_PARAMETERS", "OpenAIToolSearch", "loaded_tools", "tool_search_output"]
+
+#: The arguments the model fills in a ``tool_search_call``: one free-text need.
+TOOL_SEARCH_PARAMETERS: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "query": {
+            "type": "string",
+            "description": "The capability you need, in a few words (e.g. 'convert currencies').",
+        }
+    },
+    "required": ["query"],
+    "additionalProperties": False,
+}
+_DESCRIPTION = (
+    "Search the catalogue of available tools and load the ones that fit. Call it when none of the "
+    "tools you have fits the task; describe the capability you need."
+)
+
+
+def _get(item: Any, key: str, default: Any = None) -> Any:
+    return item.get(key, default) if isinstance(item, Mapping) else getattr(item, key, default)
+
+
+def _query(call: Any) -> str:
+    """The search text of a ``tool_search_call`` (its ``arguments``: an object, or JSON text of one)."""
+    args = _get(call, "arguments")
+    if isinstance(args, str):
+        try:
+            args = json.loads(args)
+        except ValueError:
+            return args
+    if isinstance(args, Mapping):
+        for key in ("query", "q", "search", "goal"):
+            if isinstance(args.get(key), str):
+                return str(args[key])
+        texts = [str(v) for v in args.values() if isinstance(v, str)]
+        if texts:
+            return " ".join(texts)
+    raise QueryError(f"the tool_search_call carries no query text in its arguments ({args!r})")
+
+
+def loaded_tools(history: Iterable[Any]) -> set[tuple[str | None, str]]:
+    """Every (namespace, function name) that earlier ``tool_search_output`` items of ``history`` loaded."""
+    out: set[tuple[str | None, str]] = set()
+    for item in history:
+        if _get(item, "type") != "tool_search_output":
+            continue
+        for tool in _get(item, "tools") or ():
+            kind = _get(tool, "type")
+            if kind == "namespace":
+                out.update((_get(tool, "name"), _get(inner, "name")) for inner in _get(tool, "tools") or ())
+            elif kind == "function":
+                out.add((None, _get(tool, "name")))
+    return out
+
+
+def _function(doc: ToolDoc) -> dict[str, Any]:
+    """``doc`` as a Responses function tool (``FunctionToolParam``)."""
+    spec: dict[str, Any] = {"type": "function", "name": function_name(doc), "parameters": doc.parameters_schema()}
+    if doc.description:
+        spec["description"] = doc.description
+    return spec
+
+
+class OpenAIToolSearch:
+    """The client side of OpenAI's ``tool_search`` over a knowledge base.
+
+    Args:
+        kb: the :class:`~toolret.ToolKnowledgeBase` holding every deferred tool.
+        k: tools one search loads (or ``"auto"``: the precise set, possibly none).
+        config: the retrieval preset or config (default: the knowledge base's).
+        namespaces: load tools with a namespaced id (``"crm/create_lead"``) inside a ``namespace``
+            tool named after it (the model then calls them with ``namespace="crm"``).
+        allowed_ids / where: every search's restriction (:mod:`toolret.retrieval.scope`); a call's
+            own ``where=`` narrows further.
+    """
+
+    def __init__(
+        self,
+        kb: Any,
+        *,
+        k: K = 5,
+        config: RetrievalConfig | str | None = None,
+        namespaces: bool = False,
+        allowed_ids: Collection[str] | None = None,
+        where: Where | None = None,
+    ) -> None:
+        self.kb = kb
+        self.k = k
+        self.config = config
+        self.namespaces = namespaces
+        self.allowed_ids = allowed_ids
+        self.where = where
+        self._names: tuple[int, WireNames] | None = None
+
+    def tool(self, description: str = _DESCRIPTION) -> dict[str, Any]:
+        """The ``tool_search`` tool to send in ``tools=`` (a ``ToolSearchToolParam``, client-executed)."""
+        return {
+            "type": "tool_search",
+            "execution": "client",
+            "description": description,
+            "parameters": TOOL_SEARCH_PARAMETERS,
+        }
+
+    def search(self, call: Any, *, where: Where | None = None) -> SearchResult:
+        """toolret's search for a ``tool_search_call`` (its query), under this helper's restriction and ``where``."""
+        return self.kb.search(
+            _query(call), self.k, config=self.config, allowed_ids=self.allowed_ids, where=self._scope(where)
+        )
+
+    def _scope(self, where: Where | None) -> Where | None:
+        return as_scope(self.where).both(where) if self.where is not None else where
+
+    def output(self, call: Any, *, history: Iterable[Any] = (), where: Where | None = None) -> dict[str, Any]:
+        """The ``tool_search_output`` item answering ``call`` (a ``ResponseToolSearchCall`` or its dict).
+
+        ``history``: the conversation's items so far; tools an earlier output loaded are not sent
+        again. ``where``: this call's scope (e.g. the user's permitted servers), on top of the helper's.
+        """
+        result = self.search(call, where=where)
+        loaded = loaded_tools(history)
+        docs = [self.kb.get(t.id) for t in result.tools]
+        tools: list[dict[str, Any]] = []
+        grouped: dict[str, list[ToolDoc]] = {}
+        for doc in docs:
+            ns = namespace_of(doc) if self.namespaces else None
+            if (ns, function_name(doc)) in loaded:
+                continue
+            if ns is None:
+                tools.append(_function(doc))
+            else:
+                if ns not in grouped:
+                    grouped[ns] = []
+                    tools.append({"type": "namespace", "name": ns, "description": f"Tools of {ns}.", "tools": []})
+                grouped[ns].append(doc)
+        for spec in tools:
+            if spec["type"] == "namespace":
+                spec["tools"] = [_function(d) for d in grouped[spec["name"]]]
+        item: dict[str, Any] = {
+            "type": "tool_search_output",
+            "execution": "client",
+            "status": "completed",
+            "tools": tools,
+        }
+        if (call_id := _get(call, "call_id")) is not None:
+            item["call_id"] = call_id
+        return item
+
+    def tool_id(self, call: Any) -> str:
+        """The knowledge base id of the tool a ``function_call`` item names (with its ``namespace``)."""
+        snap = self.kb._writer.snapshot
+        if self._names is None or self._names[0] != id(snap):
+            self._names = (id(snap), WireNames(snap.docs))
+        return self._names[1].tool_id(_get(call, "name"), _get(call, "namespace") if self.namespaces else None)
+
+    def run(self, call: Any, *, where: Where | None = None) -> dict[str, Any]:
+        """Run the live tool a ``function_call`` names with its JSON arguments; the ``function_call_output`` item.
+
+        For tools indexed as live callables (``kb.tool(id)``); a tool given as data has no code to run
+        here, so call your own executor with :meth:`tool_id` instead. A tool outside the helper's
+        restriction (and ``where``) is a ScopeError, never run: the model was never offered it.
+        """
+        tool_id = self.tool_id(call)
+        check_in_restriction(self.kb._writer.snapshot, tool_id, self.allowed_ids, self._scope(where))
+        fn = self.kb.tool(tool_id)
+        if not callable(fn):
+            raise QueryError(f"tool {_get(call, 'name')!r} was indexed as data, not as code: run it yourself (tool_id)")
+        raw = _get(call, "arguments") or "{}"
+        args = json.loads(raw) if isinstance(raw, str) else dict(raw)
+        invoke = getattr(fn, "invoke", None)
+        value = invoke(args) if callable(invoke) else fn(**args)
+        return {"type": "function_call_output", "call_id": _get(call, "call_id"), "output": str(value)}
+
+
+def tool_search_output(
+    call: Any, kb: Any, *, k: K = 5, history: Iterable[Any] = (), where: Where | None = None
+) -> dict[str, Any]:
+    """One-shot :meth:`OpenAIToolSearch.output`: the ``tool_search_output`` item answering ``call``."""
+    return OpenAIToolSearch(kb, k=k).output(call, history=history, where=where)

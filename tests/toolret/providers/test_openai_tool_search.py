@@ -1,0 +1,153 @@
+"""OpenAI's client-executed tool search answered by toolret, checked against the ``openai`` SDK's own types."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+from openai.types.responses import ResponseFunctionToolCall, ResponseToolSearchCall
+from openai.types.responses.response_input_item_param import ResponseInputItemParam
+from openai.types.responses.response_tool_search_output_item_param import ResponseToolSearchOutputItemParam
+from openai.types.responses.tool_search_tool import ToolSearchTool
+from pydantic import TypeAdapter
+
+from toolret import ScopeError, ToolDoc, ToolKnowledgeBase
+from toolret.providers import OpenAIToolSearch, loaded_tools, tool_search_output
+
+EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "openai_tool_search.py"
+
+
+def get_weather(city: str) -> str:
+    """Current weather for a city."""
+    return f"sunny in {city}"
+
+
+def convert_currency(amount: float, to: str) -> str:
+    """Convert an amount of money into another currency."""
+    return f"{amount} {to}"
+
+
+def send_email(to: str, body: str) -> str:
+    """Send an email message to a recipient."""
+    return "sent"
+
+
+CRM = [
+    ToolDoc(
+        id="crm/create_lead",
+        name="create_lead",
+        description="Create a sales lead in the CRM.",
+        metadata={"mcp_server": "crm", "annotations": {"destructiveHint": False}},
+    ),
+    ToolDoc(
+        id="crm/delete_lead",
+        name="delete_lead",
+        description="Delete a sales lead from the CRM.",
+        metadata={"mcp_server": "crm", "annotations": {"destructiveHint": True}},
+    ),
+    ToolDoc(name="GET /leads/{lead_id}", description="Fetch a sales lead by id."),
+]
+
+
+def _call(query: str, call_id: str = "call_1") -> ResponseToolSearchCall:
+    return ResponseToolSearchCall(
+        id="ts_" + call_id,
+        call_id=call_id,
+        arguments={"query": query},
+        execution="client",
+        status="completed",
+        type="tool_search_call",
+    )
+
+
+@pytest.fixture(scope="module")
+def kb(embedder):
+    kb = ToolKnowledgeBase(embedder=embedder)
+    kb.add([get_weather, convert_currency, send_email, *CRM])
+    yield kb
+    kb.close()
+
+
+def test_the_tool_search_tool_is_a_client_executed_sdk_tool(kb):
+    tool = ToolSearchTool.model_validate(OpenAIToolSearch(kb).tool())
+    assert tool.execution == "client" and tool.parameters["required"] == ["query"]  # type: ignore[index]
+
+
+def test_a_tool_search_call_gets_an_output_item_the_sdk_accepts(kb):
+    item = OpenAIToolSearch(kb, k=2).output(_call("what's the weather in Paris?"))
+    parsed = ResponseToolSearchOutputItemParam.model_validate(item)
+    TypeAdapter(ResponseInputItemParam).validate_python(item)  # and it is a valid input item of the next request
+    assert parsed.call_id == "call_1" and parsed.execution == "client"
+    assert [t.name for t in parsed.tools][0] == "get_weather"  # type: ignore[union-attr]
+    function = parsed.tools[0]
+    assert function.type == "function" and function.parameters["required"] == ["city"]  # type: ignore[union-attr,index]
+
+
+def test_what_was_loaded_stays_loaded_and_is_not_sent_again(kb):
+    search = OpenAIToolSearch(kb, k=2)
+    first = search.output(_call("weather in Oslo"))
+    history = [_call("weather in Oslo"), first]
+    assert ("get_weather" in {n for _, n in loaded_tools(history)}) is True
+    second = search.output(_call("what's the weather like in Rome", "call_2"), history=history)
+    names = [t["name"] for t in second["tools"]]
+    assert "get_weather" not in names
+    assert set(names).isdisjoint(n for _, n in loaded_tools(history))
+
+
+def test_namespaced_tools_load_inside_their_namespace_and_calls_map_back(kb):
+    search = OpenAIToolSearch(kb, k=3, namespaces=True)
+    item = search.output(_call("create a new sales lead in the crm"))
+    parsed = ResponseToolSearchOutputItemParam.model_validate(item)
+    spaces = [t for t in parsed.tools if t.type == "namespace"]
+    assert spaces and spaces[0].name == "crm"  # type: ignore[union-attr]
+    assert "create_lead" in [t.name for t in spaces[0].tools]  # type: ignore[union-attr]
+    call = ResponseFunctionToolCall(
+        type="function_call", call_id="c", name="create_lead", namespace="crm", arguments="{}"
+    )
+    assert search.tool_id(call) == "crm/create_lead"
+
+
+def test_a_name_the_api_would_refuse_is_sent_as_a_valid_name_and_maps_back(kb):
+    search = OpenAIToolSearch(kb, k=1)
+    item = search.output(_call("fetch a sales lead by its id"))
+    name = item["tools"][0]["name"]
+    assert name.startswith("GET__leads__lead_id__")
+    call = ResponseFunctionToolCall(type="function_call", call_id="c", name=name, arguments="{}")
+    assert search.tool_id(call) == "GET /leads/{lead_id}"
+
+
+def test_a_scoped_search_never_loads_or_runs_a_tool_outside_the_scope(kb):
+    search = OpenAIToolSearch(kb, k=5, where={"source": "crm"})
+    item = search.output(_call("delete the lead"), where={"destructive": False})
+    assert [t["name"] for t in item["tools"]] == ["create_lead"]
+    with pytest.raises(ScopeError, match="get_weather"):
+        search.run(ResponseFunctionToolCall(type="function_call", call_id="c", name="get_weather", arguments="{}"))
+
+
+def test_a_function_call_runs_the_live_tool(kb):
+    call = ResponseFunctionToolCall(
+        type="function_call", call_id="call_9", name="get_weather", arguments='{"city": "Lima"}'
+    )
+    out = OpenAIToolSearch(kb).run(call)
+    TypeAdapter(ResponseInputItemParam).validate_python(out)
+    assert out == {"type": "function_call_output", "call_id": "call_9", "output": "sunny in Lima"}
+
+
+def test_the_one_shot_helper_and_a_dict_call(kb):
+    item = tool_search_output({"type": "tool_search_call", "call_id": "x", "arguments": '{"query": "email"}'}, kb, k=1)
+    assert [t["name"] for t in item["tools"]] == ["send_email"]
+
+
+def test_the_example_loop_runs_end_to_end_offline(embedder, capsys):
+    spec = importlib.util.spec_from_file_location("openai_tool_search_example", EXAMPLE)
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    kb = ToolKnowledgeBase.from_tools(
+        [module.get_weather, module.convert_currency, module.send_email, module.book_flight], embedder=embedder
+    )
+    answer, items = module.run(module.ScriptedClient(module.SCRIPT), kb, "What's the weather in Paris?")
+    assert answer == "It is sunny in Paris (21 C)."
+    output = next(i for i in items if isinstance(i, dict) and i.get("type") == "tool_search_output")
+    assert output["tools"][0]["name"] == "get_weather"
+    assert {"type": "function_call_output", "call_id": "call_weather", "output": "Sunny, 21 C in Paris"} in items
