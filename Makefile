@@ -61,7 +61,8 @@ fuzz: $(STAMP)
 		tests/toolret/documents/test_fuzz_ingest.py tests/toolret/sources/test_fuzz_sources.py --hypothesis-show-statistics
 
 bench: $(STAMP)
-	$(PY) -m toolret.cli bench --datasets-root $(BENCH_ROOT) --out $(BENCH_OUT) --preset balanced --fit --auto-k --ablation --lodo
+	$(PY) -m toolret.cli bench --datasets-root $(BENCH_ROOT) --out $(BENCH_OUT) --preset balanced --fit --auto-k --ablation --lodo \
+		--compare-embedder packaged:all-MiniLM-L6-v2-onnx-int8
 
 # Registries of 1k, 10k and 100k tools (real + synthetic); embeddings cached in $(BENCH_OUT)/scale.
 bench-scale: $(STAMP)

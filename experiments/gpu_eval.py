@@ -20,9 +20,10 @@ from typing import Any
 
 import numpy as np
 
-from toolret.eval.folds import DEV_SETS, FOLDS
+from toolret.eval.folds import FOLDS, TRAIN_FOLDS, TRAIN_SETS
 from toolret.index.embedding import CallableEmbedder, resolve_embedder
 from toolret.training.benchmarks import evaluate_model
+from toolret.training.lodo_table import format_rows
 
 
 def lookup_embedder(texts: list[str], vectors: np.ndarray, name: str, misses: list[str]) -> Any:
@@ -59,7 +60,8 @@ def main() -> None:
             continue
         arrays = np.load(Path(args.vectors) / f"{variant}.npz")
         scores: dict[str, Any] = {}
-        for fold, sets in FOLDS.items():
+        for fold in TRAIN_FOLDS:
+            sets = FOLDS[fold]
             if fold not in arrays:
                 continue
             texts = [t for s in sets for t in eval_texts[s]]
@@ -71,6 +73,23 @@ def main() -> None:
             print(variant, fold, {s: scores[s] for s in sets}, "misses", len(misses), flush=True)
         done.write_text(json.dumps(scores, indent=2))
     table(results, args.variants.split(","))
+    for variant in args.variants.split(","):
+        if variant != "stock" and (results / "stock.json").is_file():
+            print(f"\n{variant} against stock, the model rule:\n" + format_rows(fold_rows(results, variant)))
+
+
+def fold_rows(results: Path, variant: str) -> list[dict[str, Any]]:
+    """Fold-table rows (``toolret.training.lodo_table``) of ``variant`` against the stock row."""
+    stock = json.loads((results / "stock.json").read_text())
+    trained = json.loads((results / f"{variant}.json").read_text())
+    rows = [
+        {"set": s, "fold": fold, "stock": stock[s], "trained": trained[s]}
+        for fold in TRAIN_FOLDS
+        for s in FOLDS[fold]
+        if s in trained
+    ]
+    (results / f"rows-{variant}.json").write_text(json.dumps(rows))
+    return rows
 
 
 def table(results: Path, variants: list[str]) -> None:
@@ -78,19 +97,19 @@ def table(results: Path, variants: list[str]) -> None:
     stock = json.loads((results / "stock.json").read_text()) if (results / "stock.json").is_file() else None
     for preset in ("fast", "balanced"):
         for metric in ("recall@5", "ndcg@10", "tracc"):
-            print(f"\n{preset} {metric}: " + " ".join(f"{s[:10]:>10}" for s in DEV_SETS) + "   mean    worst")
+            print(f"\n{preset} {metric}: " + " ".join(f"{s[:10]:>10}" for s in TRAIN_SETS) + "   mean    worst")
             for v in variants:
                 f = results / f"{v}.json"
                 if not f.is_file():
                     continue
                 r = json.loads(f.read_text())
-                if any(s not in r for s in DEV_SETS):
+                if any(s not in r for s in TRAIN_SETS):
                     continue
-                vals = [r[s][preset][metric] for s in DEV_SETS]
+                vals = [r[s][preset][metric] for s in TRAIN_SETS]
                 if stock is None or v == "stock":
                     print(f"{v:>14}: " + " ".join(f"{x:10.4f}" for x in vals) + f" {np.mean(vals):8.4f}")
                     continue
-                d = [x - stock[s][preset][metric] for x, s in zip(vals, DEV_SETS, strict=True)]
+                d = [x - stock[s][preset][metric] for x, s in zip(vals, TRAIN_SETS, strict=True)]
                 print(f"{v:>14}: " + " ".join(f"{x:+10.4f}" for x in d) + f" {np.mean(d):+8.4f} {min(d):+8.4f}")
 
 

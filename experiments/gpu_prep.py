@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from toolret.eval.folds import DEV_SETS, FOLDS, REGISTRY
+from toolret.eval.folds import FOLDS, REGISTRY, TRAIN_FOLDS, TRAIN_SETS
 from toolret.index.embedding import CallableEmbedder, default_model_path, resolve_embedder
 from toolret.training.batches import plan_batches
 from toolret.training.benchmarks import DEFAULT_CAP, benchmark_pairs, evaluate_model, registry_tools
@@ -56,23 +56,26 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--benchmarks", default="../shared/benchmarks")
     ap.add_argument("--out", default=".gpu")
+    ap.add_argument("--no-mining", action="store_true", help="no hard negatives (the recipe uses none)")
     args = ap.parse_args()
     root, out = Path(args.benchmarks), Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
 
-    pairs = benchmark_pairs(root, DEV_SETS, cap=DEFAULT_CAP, seed=0)
-    tools = registry_tools(root)
+    pairs = benchmark_pairs(root, TRAIN_SETS, cap=DEFAULT_CAP, seed=0)
+    tools = registry_tools(root, TRAIN_SETS)
     docs = {r: {t: document_text(d) for t, d in ts.items()} for r, ts in tools.items()}
     print(f"{len(pairs)} pairs over {len(tools)} registries", flush=True)
     # The product's mining (toolret.training.negatives): fast's top 30 with the stock model, false
     # negatives (relevant, same name, same document or description) removed, 8 kept per pair.
-    pairs = mine_hard_negatives(pairs, tools, per_pair=30, cache=out / "mined.json")
-    raw = json.loads((out / "mined.json").read_text())
+    raw: dict[str, Any] = {}
+    if not args.no_mining:
+        pairs = mine_hard_negatives(pairs, tools, per_pair=30, cache=out / "mined.json")
+        raw = json.loads((out / "mined.json").read_text())
 
     index = {id(p): i for i, p in enumerate(pairs)}
     plans = {"all": [[index[id(p)] for p in b] for b in plan_batches(pairs, batch_size=32, seed=0)]}
-    for fold, sets in FOLDS.items():
-        left = {REGISTRY[s] for s in sets}
+    for fold in TRAIN_FOLDS:
+        left = {REGISTRY[s] for s in FOLDS[fold]}
         kept = [p for p in pairs if p.registry not in left]
         plans[fold] = [[index[id(p)] for p in b] for b in plan_batches(kept, batch_size=32, seed=0)]
     bundle: dict[str, Any] = {
@@ -84,20 +87,20 @@ def main() -> None:
                 "relevant": sorted(p.relevant),
                 "negatives": [n.tool_id for n in p.negatives],
                 # The engine's rank of each (0 = its first result), for variants that skip the top.
-                "ranks": [raw[p.registry][p.query].index(n.tool_id) for n in p.negatives],
+                "ranks": [raw[p.registry][p.query].index(n.tool_id) for n in p.negatives] if raw else [],
             }
             for p in pairs
         ],
         "docs": docs,
         "names": {r: {t: d.name for t, d in ts.items()} for r, ts in tools.items()},
         "plans": plans,
-        "folds": {f: list(s) for f, s in FOLDS.items()},
+        "folds": {f: list(FOLDS[f]) for f in TRAIN_FOLDS},
     }
     texts_file = out / "eval_texts.json"
     if not texts_file.is_file():
         texts: dict[str, list[str]] = {}
         baseline: dict[str, Any] = {}
-        for name in DEV_SETS:
+        for name in TRAIN_SETS:
             t0 = time.perf_counter()
             texts[name], baseline[name] = record_eval_texts(root, name)
             print(f"{name}: {len(texts[name])} texts, {baseline[name]}, {time.perf_counter() - t0:.0f} s", flush=True)

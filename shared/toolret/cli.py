@@ -402,6 +402,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="also choose the fusion's defaults leaving one dataset out in turn (signals cached "
         "under OUT/lodo) and print the left-out table and the worst set",
     )
+    bench.add_argument(
+        "--compare-embedder",
+        action="append",
+        metavar="MODEL",
+        help="also score cosine and the presets with this embedder, side by side with the default "
+        "(e.g. packaged:all-MiniLM-L6-v2-onnx-int8, the stock model); repeatable",
+    )
     bench.add_argument("--out", default=".bench", help="folder for bench.json and bench.md (default: .bench)")
     bench.set_defaults(run=run_bench)
 

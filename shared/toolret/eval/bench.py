@@ -36,11 +36,11 @@ class CachedIndexing:
     registry is a one-off, not what bench measures), every search through the model itself, so
     latency still includes embedding the query."""
 
-    def __init__(self, cache_path: Path) -> None:
+    def __init__(self, cache_path: Path, model: str | None = None) -> None:
         from toolret.eval.scale import ComposedEmbedder
         from toolret.index.embedding import resolve_embedder
 
-        self.model = resolve_embedder(None)
+        self.model = resolve_embedder(model)
         self.cache = ComposedEmbedder(self.model, cache_path=cache_path)
         self.name = self.model.name
         self.texts_embedded = 0
@@ -66,6 +66,17 @@ def embedding_floor_ms(embedder: Any, queries: Sequence[str] = ("some query",), 
         embedder.embed([text])
         times.append((time.perf_counter() - start) * 1000.0)
     return statistics.median(times)
+
+
+def _slug(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_" else "-" for c in name.removeprefix("packaged:"))[-60:]
+
+
+def _short(name: str | None) -> str:
+    """The embedder column: the packaged model's name without its prefix, a path's last part."""
+    if not name:
+        return "-"
+    return Path(name.removeprefix("packaged:")).name
 
 
 def bench_fit(
@@ -95,6 +106,7 @@ def bench_fit(
             )
             entry = report.to_json_dict()
             entry.update(level="name" if name_level else "id", index_seconds=seconds + extra_seconds, split="test")
+            entry["embedder"] = kb.embedder.name
             out.append(entry)
 
     for preset in presets:
@@ -151,7 +163,12 @@ def run_bench(args: argparse.Namespace) -> int:
     presets = dedupe([DEFAULT_PRESET] + (args.preset or []))
     ks = (1, 5, 10)
     floor_ms: dict[str, float] = {}
-    embedder = CachedIndexing(Path(args.out) / "lodo" / "embeddings.npz")
+    # The default embedder first (its cache is the one `--lodo` reads), then each one compared with it.
+    embedders = [CachedIndexing(Path(args.out) / "lodo" / "embeddings.npz")] + [
+        CachedIndexing(Path(args.out) / f"embeddings-{_slug(name)}.npz", name)
+        for name in dedupe(getattr(args, "compare_embedder", None) or [])
+    ]
+    embedder = embedders[0]
     results: list[dict[str, Any]] = []
     ablations: list[list[Any]] = []
     stage_rows: dict[str, Any] = {}
@@ -159,8 +176,11 @@ def run_bench(args: argparse.Namespace) -> int:
         dataset = load_dataset(folder)
         # Ids with '#' mark doc variants of one function name (BFCL): score by name as well.
         levels = [False, True] if any("#" in tool_id for tool_id in dataset.tool_ids) else [False]
-        # One knowledge base per dataset serves every preset (a preset only changes the search).
-        for method, shared_presets in [("bm25", ["bm25"]), ("cosine", ["cosine"]), ("mftr", presets)]:
+        # One knowledge base per dataset and embedder serves every preset (a preset only changes the search).
+        runs = [("bm25", ["bm25"], embedder)] + [
+            (method, shared, emb) for emb in embedders for method, shared in (("cosine", ["cosine"]), ("mftr", presets))
+        ]
+        for method, shared_presets, embedder in runs:
             retriever, seconds = build_retriever(method, dataset, shared_presets[0], embedder=embedder)
             try:
                 if dataset.name not in floor_ms and hasattr(retriever, "embedder"):
@@ -183,7 +203,10 @@ def run_bench(args: argparse.Namespace) -> int:
                         )
                         entry = report.to_json_dict()
                         entry.update(level="name" if name_level else "id", index_seconds=seconds, split="all")
+                        entry["embedder"] = None if method == "bm25" else embedder.name
                         results.append(entry)
+                if embedder is not embedders[0]:
+                    continue  # a compared embedder gets the main rows; ablations and fits stay the default's
                 if method == "mftr" and args.ablation:
                     ablations.extend(bench_ablation(retriever, dataset, levels[-1], limit))
                     stage_rows[dataset.name] = bench_stages(retriever, dataset, limit)
@@ -196,8 +219,10 @@ def run_bench(args: argparse.Namespace) -> int:
         "dataset",
         "split",
         "method",
+        "embedder",
         "level",
         "n",
+        "R@1",
         "R@5",
         "NDCG@10",
         "C@10",
@@ -216,8 +241,10 @@ def run_bench(args: argparse.Namespace) -> int:
                 e["dataset"],
                 e["split"],
                 e["preset"],
+                _short(e.get("embedder")),
                 e["level"],
                 e["n_queries"],
+                m["recall@1"],
                 m["recall@5"],
                 m["ndcg@10"],
                 m["completeness@10"],

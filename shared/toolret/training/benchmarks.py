@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from toolret.eval.folds import DEV_SETS, FOLDS, REGISTRY
+from toolret.eval.folds import DEV_SETS, FOLDS, REGISTRY, TRAIN_FOLDS, TRAIN_SETS
 from toolret.training.pairs import TrainingPair, balance, pairs_from_bundles
 from toolret.training.trainer import TrainConfig
 
@@ -25,6 +25,8 @@ __all__ = [
     "DEV_SETS",
     "FOLDS",
     "REGISTRY",
+    "TRAIN_FOLDS",
+    "TRAIN_SETS",
     "benchmark_pairs",
     "evaluate_model",
     "fold_model_for",
@@ -37,13 +39,15 @@ logger = logging.getLogger("toolret")
 
 #: Pairs per registry at most (:func:`toolret.training.pairs.balance`).
 DEFAULT_CAP = 2_500
+#: The per-query metrics :func:`evaluate_model` keeps (the model rule's paired bootstrap reads them).
+PER_QUERY_METRICS = ("recall@5", "ndcg@10")
 #: Queries per left-out set in the fold table (a reproducible sample, seed 0, as `toolret bench`).
 EVAL_LIMIT = 500
 
 
 def benchmark_pairs(
     root: str | Path,
-    sets: Sequence[str] = DEV_SETS,
+    sets: Sequence[str] = TRAIN_SETS,
     *,
     cap: int = DEFAULT_CAP,
     seed: int = 0,
@@ -74,7 +78,7 @@ def benchmark_pairs(
     return out
 
 
-def registry_tools(root: str | Path, sets: Sequence[str] = DEV_SETS) -> dict[str, dict[str, Any]]:
+def registry_tools(root: str | Path, sets: Sequence[str] = TRAIN_SETS) -> dict[str, dict[str, Any]]:
     """Registry -> {tool id: tool}: the tools a request of that registry is searched among."""
     from toolret.eval.datasets import load_dataset
 
@@ -135,17 +139,19 @@ def evaluate_model(
     *,
     presets: Sequence[str] = ("fast", "balanced"),
     limit: int = EVAL_LIMIT,
-) -> dict[str, dict[str, dict[str, float]]]:
-    """``{set: {preset: {"recall@5", "ndcg@10", "tracc"}}}`` of the whole engine with ``embedder``.
+) -> dict[str, dict[str, dict[str, Any]]]:
+    """``{set: {preset: {"recall@5", "ndcg@10", "tracc", "per_query"}}}`` of the whole engine with ``embedder``.
 
-    Each set is indexed once; every preset searches the same knowledge base.
+    Each set is indexed once; every preset searches the same knowledge base. ``per_query`` holds
+    each sampled query's R@5 and NDCG@10 in sample order, so two models are compared query by
+    query (:func:`toolret.training.model_rule.check_rule`).
     """
     from toolret import ToolKnowledgeBase
     from toolret.eval.datasets import load_dataset
     from toolret.eval.methods import PresetView
     from toolret.eval.runner import evaluate
 
-    out: dict[str, dict[str, dict[str, float]]] = {}
+    out: dict[str, dict[str, dict[str, Any]]] = {}
     for name in sets:
         ds = load_dataset(Path(root) / name).sample(limit, seed=0)
         kb = ToolKnowledgeBase(None, embedder=embedder)
@@ -158,6 +164,10 @@ def evaluate_model(
                 "recall@5": round(m["recall@5"], 4),
                 "ndcg@10": round(m["ndcg@10"], 4),
                 "tracc": round(m.get("tracc", float("nan")), 4),
+                # Per query, in sample order, for the paired bootstrap of the model rule.
+                "per_query": {
+                    metric: [round(q.metrics[metric], 4) for q in report.per_query] for metric in PER_QUERY_METRICS
+                },
             }
         kb.close()
     return out
@@ -187,7 +197,11 @@ def run_fold(
     if done.is_file():
         return dict(json.loads(done.read_text()))
     left_out = FOLDS[fold]
-    train_sets = [s for s in DEV_SETS if s not in left_out]
+    if fold not in TRAIN_FOLDS:
+        from toolret.errors import ConfigError
+
+        raise ConfigError(f"fold {fold!r} is not trained on; a fold model leaves out one of {', '.join(TRAIN_FOLDS)}")
+    train_sets = [s for s in TRAIN_SETS if s not in left_out]
     pairs = training_pairs(root, train_sets, config, cap=cap, cache=Path(out) / "negatives.json")
     result = train(pairs, folder, config, max_steps=max_steps, on_step=on_step)
     if not result.finished:

