@@ -32,6 +32,7 @@ from typing import Annotated, Any
 from toolret.config import RetrievalConfig
 from toolret.documents.tool_doc import ToolDoc
 from toolret.errors import MissingDependencyError
+from toolret.retrieval.scope import Where, as_scope, tool_in_scope
 from toolret.sources.mcp import from_mcp_tool
 
 try:
@@ -45,8 +46,11 @@ __all__ = ["ToolretSearchTransform", "tool_doc"]
 
 
 def tool_doc(tool: Tool) -> ToolDoc:
-    """A FastMCP tool as a ToolDoc, through its MCP definition (``list_tools`` format): id = its name."""
-    return from_mcp_tool(tool.to_mcp_tool().model_dump(mode="json", by_alias=True, exclude_none=True))
+    """A FastMCP tool as a ToolDoc, through its MCP definition (``list_tools`` format): id = its name;
+    its FastMCP tags become ``metadata["tags"]`` (what a ``where={"tags": ...}`` scope reads)."""
+    doc = from_mcp_tool(tool.to_mcp_tool().model_dump(mode="json", by_alias=True, exclude_none=True))
+    tags = sorted(str(t) for t in (getattr(tool, "tags", None) or ()))
+    return doc.model_copy(update={"metadata": {**doc.metadata, "tags": tags}}) if tags else doc
 
 
 class ToolretSearchTransform(BaseSearchTransform):
@@ -59,6 +63,8 @@ class ToolretSearchTransform(BaseSearchTransform):
         embedder: the embedding model (default: toolret's packaged one; offline).
         knowledge_base: a prebuilt :class:`~toolret.ToolKnowledgeBase` to search instead of indexing
             the catalog (it must hold every catalog tool by name).
+        where: a scope every search keeps to (:class:`~toolret.ToolScope`: tags, ``read_only``,
+            ``destructive`` from the tools' annotations...): a tool outside it is never returned.
     """
 
     def __init__(
@@ -72,6 +78,7 @@ class ToolretSearchTransform(BaseSearchTransform):
         config: RetrievalConfig | str = "fast",
         embedder: Any = None,
         knowledge_base: Any = None,
+        where: Where | None = None,
     ) -> None:
         super().__init__(
             max_results=max_results,
@@ -84,6 +91,7 @@ class ToolretSearchTransform(BaseSearchTransform):
         self._embedder = embedder
         self._kb = knowledge_base
         self._own = knowledge_base is None
+        self._where = None if where is None else as_scope(where)  # a malformed scope fails here, not per search
         self._hash: str | None = None
         self._lock = threading.Lock()
 
@@ -110,6 +118,14 @@ class ToolretSearchTransform(BaseSearchTransform):
 
         return Tool.from_function(fn=search_tools, name=self._search_tool_name)
 
+    async def get_tool_catalog(self, ctx: Context, *, run_middleware: bool = True) -> Sequence[Tool]:
+        """FastMCP's auth-filtered catalog, cut to ``where``: what ``search_tools`` searches and what
+        ``call_tool`` may run (a tool outside the scope is neither found nor callable through the proxy)."""
+        tools = await super().get_tool_catalog(ctx, run_middleware=run_middleware)
+        if self._where is None:
+            return tools
+        return [t for t in tools if tool_in_scope(tool_doc(t), self._where)]
+
     def _indexed(self, docs: list[ToolDoc]) -> Any:
         """The knowledge base, holding ``docs`` (synced by difference when the catalog changed)."""
         from toolret.knowledge_base import ToolKnowledgeBase
@@ -129,7 +145,7 @@ class ToolretSearchTransform(BaseSearchTransform):
             return []
         by_name = {t.name: t for t in tools}
         kb = self._indexed([tool_doc(t) for t in by_name.values()])
-        result = kb.search(query, self._max_results, allowed_ids=list(by_name))
+        result = kb.search(query, self._max_results, allowed_ids=list(by_name), where=self._where)
         return [by_name[t.id] for t in result.tools if t.id in by_name]
 
     async def _search(self, tools: Sequence[Tool], query: str) -> Sequence[Tool]:
