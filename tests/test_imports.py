@@ -17,6 +17,7 @@ EXPECTED = {
     "QueryError",
     "ScopeError",
     "ToolScope",
+    "scoped",
     "RetrievalConfig",
     "ScoredTool",
     "SearchResult",

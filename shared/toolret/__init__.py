@@ -31,7 +31,7 @@ from toolret.errors import (
 )
 from toolret.knowledge_base import SyncReport, ToolKnowledgeBase
 from toolret.results import ScoredTool, SearchResult, TraceStep
-from toolret.retrieval.scope import ToolScope
+from toolret.retrieval.scope import ToolScope, scoped
 
 __version__ = "0.1.0"
 
@@ -63,5 +63,6 @@ __all__ = [
     "ToolScope",
     "TraceStep",
     "__version__",
+    "scoped",
     "validate_k",
 ]

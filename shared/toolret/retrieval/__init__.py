@@ -43,6 +43,8 @@ _EXPORTS = {
     "StageName": "search",
     "SubTask": "planning",
     "ToolScope": "scope",
+    "scoped": "scope",
+    "current_scope": "scope",
     "Where": "scope",
     "UsageLog": "usage_log",
     "as_chat_history": "conversation",

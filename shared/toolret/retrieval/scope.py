@@ -41,7 +41,9 @@ from __future__ import annotations
 
 import threading
 import weakref
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 import numpy as np
@@ -59,8 +61,10 @@ __all__ = [
     "Where",
     "as_scope",
     "check_in_restriction",
+    "current_scope",
     "restriction",
     "scope_mask",
+    "scoped",
     "scope_trace",
     "tool_in_scope",
 ]
@@ -232,13 +236,48 @@ def scope_trace(scope: ToolScope, mask: np.ndarray) -> TraceStep:
     return TraceStep(stage="scope", path="offline", ms=0.0, note=note)
 
 
+_AMBIENT: ContextVar[ToolScope | None] = ContextVar("toolret_scope", default=None)
+
+
+@contextmanager
+def scoped(where: Where | None) -> Iterator[ToolScope | None]:
+    """Every search started inside the block (this thread or task, and the tasks and worker threads it
+    starts) keeps to ``where`` as well as to its own ``where=``.
+
+    How a per-request scope reaches searches an agent framework starts on the request's behalf
+    (an agent's retriever, a search tool the model calls): the adapter, or your code, wraps the
+    request in ``with scoped(user_scope):``. Scopes nest by narrowing (:meth:`ToolScope.both`);
+    ``None`` adds nothing. A block never widens what an enclosing one allows.
+
+    >>> with scoped({"read_only": True}):
+    ...     with scoped({"source": "files"}):
+    ...         current_scope()
+    ToolScope(sources=['files'], namespaces=None, tags=None, read_only=True, destructive=None, metadata=None)
+    """
+    outer = _AMBIENT.get()
+    inner = outer if where is None else (as_scope(where) if outer is None else outer.both(where))
+    token = _AMBIENT.set(inner)
+    try:
+        yield inner
+    finally:
+        _AMBIENT.reset(token)
+
+
+def current_scope() -> ToolScope | None:
+    """The scope of the enclosing :func:`scoped` blocks (None outside any)."""
+    return _AMBIENT.get()
+
+
 def restriction(
     snap: Snapshot, allowed_ids: Collection[str] | None, where: Where | None
 ) -> tuple[np.ndarray | None, list[TraceStep]]:
-    """The boolean per tool a search may return (``allowed_ids`` AND ``where``; None: every tool),
-    and the trace steps that say so."""
+    """The boolean per tool a search may return (``allowed_ids`` AND ``where`` AND the enclosing
+    :func:`scoped` block's scope; None: every tool), and the trace steps that say so."""
     allowed = None if allowed_ids is None else allowed_mask(snap, allowed_ids)
     steps = allowed_trace(allowed)
+    ambient = _AMBIENT.get()
+    if ambient is not None:
+        where = ambient.both(where)
     if where is None:
         return allowed, steps
     scope = as_scope(where)

@@ -114,3 +114,27 @@ def test_a_malformed_scope_is_an_error_naming_the_field(kb, where, field):
 
 def test_mcp_annotation_names_are_accepted_as_aliases():
     assert as_scope({"readOnlyHint": True, "server": "files"}) == ToolScope(read_only=True, sources=["files"])
+
+
+def test_a_scoped_block_restricts_every_search_inside_it(kb):
+    from toolret import scoped
+
+    with scoped({"source": "files"}):
+        assert set(kb.search("delete or read a file", k=5).ids) <= {d.id for d in FILES}
+        with scoped({"read_only": True}):  # nested blocks narrow
+            assert set(kb.search("delete a file", k=5).ids) <= {"files/read_file", "files/list_files"}
+        # an explicit where= narrows the block's scope, never widens it
+        assert kb.search("bill the customer", k=5, where={"tags": ["finance"]}).ids == []
+    assert "billing/create_invoice" in kb.search("bill the customer", k=5).ids  # outside the block: everything
+
+
+async def test_a_scoped_block_reaches_asearch_and_worker_threads(kb):
+    import asyncio
+
+    from toolret import scoped
+
+    with scoped({"namespace": "files", "read_only": True}):
+        result = await kb.asearch("remove the file", k=5)
+        threaded = await asyncio.to_thread(kb.search, "remove the file", 5)
+    assert set(result.ids) <= {"files/read_file", "files/list_files"}
+    assert set(threaded.ids) <= {"files/read_file", "files/list_files"}
