@@ -36,6 +36,7 @@ from langchain_toolret.conversation import conversation_query
 from langchain_toolret.narrowing import DEFAULT_TOOL_LIMIT, Fallback, NarrowingMiddleware, Step
 from langchain_toolret.search_tool import DEFAULT_SEARCH_TOOL_NAME
 from toolret import RetrievalConfig, SearchResult, ToolKnowledgeBase
+from toolret.retrieval.working_set import lru_add
 
 __all__ = ["ToolSearchMiddleware", "ToolSearchState", "create_tool_search_agent", "lru_add"]
 
@@ -46,20 +47,6 @@ class ToolSearchState(AgentState[Any]):
     """Agent state plus ``selected_tool_ids``: the bound tools, least recently used first."""
 
     selected_tool_ids: NotRequired[Annotated[list[str], OmitFromInput]]
-
-
-def lru_add(bound: Sequence[str], names: Sequence[str], cap: int | None = None) -> list[str]:
-    """``bound`` with ``names`` made most recent (``names[0]`` the most), cut to the ``cap`` newest.
-
-    >>> lru_add(["a", "b", "c"], ["d", "a"], cap=3)
-    ['c', 'a', 'd']
-    """
-    out = list(bound)
-    for name in reversed(list(dict.fromkeys(names))):
-        if name in out:
-            out.remove(name)
-        out.append(name)
-    return out[-cap:] if cap is not None else out
 
 
 class ToolSearchMiddleware(NarrowingMiddleware):

@@ -48,8 +48,8 @@ from langgraph.graph.message import add_messages
 from typing_extensions import NotRequired, TypedDict
 
 from langchain_toolret.conversation import conversation_query
-from langchain_toolret.index import ToolIndex
-from toolret import ConfigError, K, QueryError, RetrievalConfig, SearchResult, TraceStep, validate_k
+from langchain_toolret.retriever import Selection
+from toolret import ConfigError, K, QueryError, RetrievalConfig, SearchResult, TraceStep
 from toolret.retrieval.search import Search, StageName
 
 __all__ = [
@@ -104,7 +104,7 @@ def _search(state: dict[str, Any]) -> Search:
 def build_tool_retrieval_graph(
     source: Any,
     *,
-    k: K = 5,
+    k: K | None = None,
     config: str | RetrievalConfig | None = None,
     llm: Any = None,
     always_include: Sequence[str] = (),
@@ -117,8 +117,9 @@ def build_tool_retrieval_graph(
     Args:
         source: LangChain tools (indexed in memory, once), a
             :class:`~langchain_toolret.index.ToolIndex`, a ``ToolRetriever`` or a
-            ``ToolKnowledgeBase``.
-        k: tools to select, or ``"auto"``.
+            ``ToolKnowledgeBase``. A ``ToolRetriever`` brings its ``k``, ``config``,
+            ``token_budget`` and condensed copies (``k=``/``config=`` given here win).
+        k: tools to select, or ``"auto"`` (default: the retriever's, else 5).
         config: the retrieval preset or ``RetrievalConfig`` (``"balanced"`` plans offline and
             reflects; ``"full"`` plans, reranks and judges coverage with ``llm``).
         llm: a LangChain chat model (or toolret LLM) for the LLM steps.
@@ -135,8 +136,8 @@ def build_tool_retrieval_graph(
     """
     if parent is not None:
         check_parent_state(parent)
-    index = ToolIndex.coerce(source, config=config, llm=llm)
-    k = validate_k(k)
+    selection = Selection.of(source, k=k, config=config, llm=llm)
+    index, k = selection.index, selection.k
     build = query_builder or conversation_query
     fixed = list(dict.fromkeys(always_include))
 
@@ -169,7 +170,7 @@ def build_tool_retrieval_graph(
         result = _search(state).finish()
         if not state.get("query") and query_builder is None:
             result = index.follow_up(list(state.get("messages") or []), result, k)
-        result = index.fit(result)  # a tool that cannot be bound is left out, with a warning and a trace step
+        result = selection.fit(result)  # a tool that cannot be bound is left out, with a warning and a trace step
         names = [t.name for t in result.tools]
         return {
             "selected_tools": list(dict.fromkeys([*fixed, *names])),

@@ -19,7 +19,6 @@ Example:
 
 from __future__ import annotations
 
-import asyncio
 import json
 import threading
 from collections.abc import Sequence
@@ -28,9 +27,10 @@ from typing import Any, TypeVar
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import Runnable
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from toolret.llm import ChatMessage, LLMError, MalformedOutputError
+from toolret.llm.bounded import as_schema, await_within, call_within, llm_failure
 
 __all__ = ["ChatModelLLM", "as_toolret_llm", "resolve_chat_model"]
 
@@ -55,11 +55,10 @@ def _raw_text(raw: Any) -> str | None:
 class ChatModelLLM:
     """Wrap a LangChain ``BaseChatModel`` so toolret's LLM steps can use it.
 
-    ``generate`` runs the model in a daemon thread and raises :class:`TimeoutError` when
-    ``timeout`` passes (a chat model has no per-call deadline; the abandoned call finishes in
-    the background). ``agenerate`` cancels the call with :func:`asyncio.wait_for`. Output
-    that does not fit the schema raises :class:`~toolret.llm.MalformedOutputError` carrying the
-    model's raw answer; any other failure raises :class:`~toolret.llm.LLMError`.
+    The deadline and the errors are the engine's (:mod:`toolret.llm.bounded`): ``generate`` gives up
+    after ``timeout`` (the abandoned call finishes in the background), ``agenerate`` cancels;
+    output that does not fit the schema is a :class:`~toolret.llm.MalformedOutputError` carrying
+    the model's raw answer; any other failure an :class:`~toolret.llm.LLMError`.
     ``method`` is passed to ``with_structured_output`` (e.g. ``"json_schema"``) when given.
     """
 
@@ -99,52 +98,20 @@ class ChatModelLLM:
             raw, error, out = out.get("raw"), out.get("parsing_error"), out.get("parsed")
             if error is not None:
                 raise MalformedOutputError(str(error)[:500], _raw_text(raw))
-        if out is None:
-            raise MalformedOutputError("the model returned no structured output", _raw_text(raw))
-        if isinstance(out, schema):
-            return out
-        try:
-            return schema.model_validate(out.model_dump() if isinstance(out, BaseModel) else out)
-        except ValidationError as exc:
-            raise MalformedOutputError(str(exc.errors(include_url=False)[:3]), _raw_text(raw) or str(out)) from exc
+        return as_schema(out, schema, _raw_text(raw))
 
-    def _error(self, exc: BaseException) -> BaseException:
-        if isinstance(exc, (LLMError, ValidationError, TimeoutError)):
-            return exc
-        if isinstance(exc, (json.JSONDecodeError,)):
-            return MalformedOutputError(str(exc))
-        return LLMError(f"{self.name}: {type(exc).__name__}: {exc}")
+    def _failure(self, exc: BaseException) -> BaseException:
+        return llm_failure(exc, self.name)
 
     def generate(self, messages: list[ChatMessage], schema: type[T], *, timeout: float) -> T:
         runnable, with_raw = self._structured(schema)
-        box: dict[str, Any] = {}
-
-        def call() -> None:
-            try:
-                box["out"] = runnable.invoke(_to_langchain(messages), config={"tags": ["toolret"]})
-            except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
-                box["error"] = exc
-
-        worker = threading.Thread(target=call, name="toolret-chat-model", daemon=True)
-        worker.start()
-        worker.join(max(timeout, 0.0))
-        if worker.is_alive():
-            raise TimeoutError(f"{self.name}: no answer within {timeout:g}s")
-        if "error" in box:
-            raise self._error(box["error"]) from box["error"]
-        return self._result(box.get("out"), schema, with_raw)
+        work = lambda: runnable.invoke(_to_langchain(messages), config={"tags": ["toolret"]})  # noqa: E731
+        return self._result(call_within(work, timeout, self.name, self._failure), schema, with_raw)
 
     async def agenerate(self, messages: list[ChatMessage], schema: type[T], *, timeout: float) -> T:
         runnable, with_raw = self._structured(schema)
-        try:
-            out = await asyncio.wait_for(
-                runnable.ainvoke(_to_langchain(messages), config={"tags": ["toolret"]}), max(timeout, 0.0)
-            )
-        except asyncio.TimeoutError:
-            raise TimeoutError(f"{self.name}: no answer within {timeout:g}s") from None
-        except Exception as exc:
-            raise self._error(exc) from exc
-        return self._result(out, schema, with_raw)
+        call = runnable.ainvoke(_to_langchain(messages), config={"tags": ["toolret"]})
+        return self._result(await await_within(call, timeout, self.name, self._failure), schema, with_raw)
 
 
 def as_toolret_llm(llm: Any) -> Any:

@@ -38,7 +38,6 @@ pass ``knowledge_base=`` to use one you built instead. Migrating from
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Sequence
 from typing import Annotated, Any, Literal
 
@@ -51,8 +50,10 @@ from typing_extensions import NotRequired
 from langchain_toolret.conversation import conversation_query, current_turn, earlier_turns, tool_results, turn_key
 from langchain_toolret.llm import resolve_chat_model
 from langchain_toolret.narrowing import DEFAULT_TOOL_LIMIT, Fallback, NarrowingMiddleware, Step
+from langchain_toolret.scope import ScopeSource
 from toolret import ConfigError, K, QueryError, RetrievalConfig, SearchResult, ToolKnowledgeBase, validate_k
 from toolret.llm.protocol import MalformedOutputError
+from toolret.llm.selector_options import with_selector_options
 
 __all__ = ["OnParsingFailure", "ToolSelectionMiddleware", "ToolSelectionState"]
 
@@ -110,6 +111,10 @@ class ToolSelectionMiddleware(NarrowingMiddleware):
             or not; the ``always_include`` and ``search_tools`` tools counted first): the best
             selected tools that fit (:mod:`toolret.retrieval.definitions`; the ``definitions``
             trace step gives the tokens used and the counter). Works with ``k="auto"``.
+        scope: the request's tool scope (:mod:`langchain_toolret.scope`): the name of the runtime
+            context's key or attribute holding a :class:`~toolret.ToolScope`, a function of the context,
+            or a fixed scope. Every search runs within it, no tool outside it is bound or run; a
+            context without it is a :class:`~toolret.ScopeError`.
 
     Example::
 
@@ -140,6 +145,7 @@ class ToolSelectionMiddleware(NarrowingMiddleware):
         max_retries: int | None = None,
         on_parsing_failure: OnParsingFailure | None = None,
         token_budget: int | None = None,
+        scope: ScopeSource | None = None,
     ) -> None:
         limit = None if max_tools is _UNSET else ("auto" if max_tools is None else max_tools)
         if k is not None and limit is not None and k != limit:
@@ -148,10 +154,9 @@ class ToolSelectionMiddleware(NarrowingMiddleware):
         if model is not None and llm is not None:
             raise ConfigError("pass model= or llm= (the same setting: the LLM of the selection), not both")
         llm = resolve_chat_model(model) if model is not None else llm
-        _check_parsing_failure(on_parsing_failure)
-        config = _with_llm_steps(
+        config = with_selector_options(  # LangChain's options, in the engine's llm_steps
             config,
-            knowledge_base,
+            knowledge_base.config if knowledge_base is not None else None,
             llm,
             system_prompt=system_prompt,
             max_retries=max_retries,
@@ -169,6 +174,7 @@ class ToolSelectionMiddleware(NarrowingMiddleware):
             condensed_descriptions=condensed_descriptions,
             tool_limit=tool_limit,
             token_budget=token_budget,
+            scope=scope,
         )
         self.k: K = k
         self.query_builder = query_builder
@@ -224,53 +230,3 @@ class ToolSelectionMiddleware(NarrowingMiddleware):
         else:
             names = step.data["names"]
         return [*names, *step.data["discovered"]], update
-
-
-def _check_parsing_failure(policy: Any) -> None:
-    if policy is None or callable(policy) or policy in ("error", "none", "all"):
-        return
-    if isinstance(policy, str) or not isinstance(policy, Sequence) or not all(isinstance(n, str) for n in policy):
-        raise ConfigError(
-            f"on_parsing_failure must be 'error', 'none', 'all', a list of tool names or a function, not {policy!r}"
-        )
-
-
-def _with_llm_steps(
-    config: str | RetrievalConfig | None,
-    knowledge_base: ToolKnowledgeBase | None,
-    llm: Any,
-    *,
-    system_prompt: str | None,
-    max_retries: int | None,
-    on_parsing_failure: Any,
-) -> str | RetrievalConfig | None:
-    """``config`` with LangChain's ``system_prompt`` / ``max_retries`` / ``on_parsing_failure``
-    in its ``llm_steps`` (:class:`toolret.llm.LLMSteps`); a warning names them when no LLM is set."""
-    given = {
-        "system_prompt": system_prompt is not None,
-        "max_retries": max_retries is not None,
-        "on_parsing_failure": on_parsing_failure is not None,
-    }
-    if not any(given.values()):
-        return config
-    if isinstance(max_retries, bool) or (
-        max_retries is not None and (not isinstance(max_retries, int) or max_retries < 0)
-    ):
-        raise ConfigError(f"max_retries must be an integer >= 0, not {max_retries!r}")
-    if llm is None:
-        warnings.warn(
-            f"ToolSelectionMiddleware: {', '.join(n + '=' for n, on in given.items() if on)} only govern an LLM "
-            "selection step; without model= (or llm=) selection is retrieval only and they have no effect",
-            UserWarning,
-            stacklevel=3,
-        )
-    steps: dict[str, Any] = {}
-    if system_prompt is not None:
-        steps["selection_instructions"] = system_prompt
-    if max_retries is not None:
-        steps["retries"] = max_retries
-    if on_parsing_failure is not None:
-        steps["on_malformed"] = "raise"
-    default = knowledge_base.config if knowledge_base is not None else None
-    resolved = RetrievalConfig.resolve(RetrievalConfig.for_llm(config, llm), default=default)
-    return resolved.with_(llm_steps=steps)

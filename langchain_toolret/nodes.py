@@ -46,7 +46,7 @@ from langchain_toolret.binding import ToolDefinitions
 from langchain_toolret.condensed import CondensedTools
 from langchain_toolret.index import ToolIndex
 from langchain_toolret.options import record_selection
-from langchain_toolret.retriever import ToolRetriever
+from langchain_toolret.retriever import Selection, ToolRetriever
 from toolret import K, QueryError, RetrievalConfig, SearchResult, ToolKnowledgeBase, validate_k
 
 __all__ = ["ToolRetrievalState", "create_model_node", "create_tool_retrieval_node"]
@@ -63,7 +63,7 @@ class ToolRetrievalState(MessagesState):
 def create_tool_retrieval_node(
     source: Source,
     *,
-    k: K = 5,
+    k: K | None = None,
     key: str = "selected_tools",
     messages_key: str = "messages",
     always_include: Sequence[str] = (),
@@ -77,13 +77,15 @@ def create_tool_retrieval_node(
 
     ``source`` is the tools to index (in memory, once), a :class:`ToolRetriever`, a
     :class:`~langchain_toolret.index.ToolIndex` or a prebuilt ``ToolKnowledgeBase``.
-    ``config`` is a preset name or ``RetrievalConfig``. The
+    ``config`` is a preset name or ``RetrievalConfig``. A ``ToolRetriever`` brings its ``k``
+    (default 5 otherwise), ``config``, ``token_budget`` and condensed copies; ``k=``/``config=``
+    given here win. The
     query is the latest user message, with earlier turns for a follow-up
     (:meth:`~langchain_toolret.index.ToolIndex.search_turn`); a ``query_builder``'s query is
     searched as it is. A conversation without a user message raises :class:`toolret.QueryError`.
     """
-    index = ToolIndex.coerce(source, config=config, llm=llm)
-    k = validate_k(k)
+    selection = Selection.of(source, k=k, config=config, llm=llm)
+    index, k = selection.index, selection.k
     fixed = list(dict.fromkeys(always_include))
 
     def _messages(state: dict[str, Any]) -> list[BaseMessage]:
@@ -101,7 +103,7 @@ def create_tool_retrieval_node(
                 "is nothing to select tools for (run it after the user's message)"
             )
         index.check_always_include(fixed, "the tool retrieval node")
-        result = index.fit(result)  # a tool that cannot be bound is left out, with a warning and a trace step
+        result = selection.fit(result)  # a tool that cannot be bound is left out, with a warning and a trace step
         names = list(dict.fromkeys([*fixed, *index.names(result, query=query)]))
         record_selection("tool_selection", query or result.query, result, names)
         return {key: names}

@@ -28,7 +28,8 @@ Example:
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.callbacks import (
@@ -46,7 +47,7 @@ from toolret import K, RetrievalConfig, SearchResult, ToolKnowledgeBase, validat
 from toolret.errors import QueryError
 from toolret.retrieval.definitions import validate_budget
 
-__all__ = ["ToolRetriever", "result_to_documents"]
+__all__ = ["Selection", "ToolRetriever", "result_to_documents"]
 
 
 def result_to_documents(result: SearchResult, index: ToolIndex | ToolKnowledgeBase) -> list[Document]:
@@ -181,6 +182,33 @@ class ToolRetriever(BaseRetriever):
     ) -> list[Document]:
         _check_query(query)
         return result_to_documents(await self.asearch(query, k), self.index)
+
+
+@dataclass(frozen=True)
+class Selection:
+    """How a selection is made over a source: its index, ``k``, token budget and what is bound of a
+    tool (a condensed copy or the tool itself). A :class:`ToolRetriever` source brings its own
+    settings, so a node or graph built over one selects as the retriever does; what the caller
+    passes explicitly wins."""
+
+    index: ToolIndex
+    k: K
+    token_budget: int | None = None
+    present: Callable[[BaseTool], BaseTool] | None = None
+
+    @classmethod
+    def of(
+        cls, source: Any, *, k: K | None = None, config: RetrievalConfig | str | None = None, llm: Any = None
+    ) -> Selection:
+        if not isinstance(source, ToolRetriever):
+            return cls(ToolIndex.coerce(source, config=config, llm=llm), validate_k(5 if k is None else k))
+        index = ToolIndex.coerce(source.index, config=config or source.config, llm=llm)
+        present = source._one if source.condensed_descriptions else None
+        return cls(index, validate_k(source.k if k is None else k), source.token_budget, present)
+
+    def fit(self, result: SearchResult) -> SearchResult:
+        """``result`` as it can be bound, within the budget (a tool that cannot be bound is left out)."""
+        return self.index.fit(result, self.token_budget, present=self.present)
 
 
 def _check_query(query: Any) -> None:

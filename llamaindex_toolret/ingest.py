@@ -28,28 +28,24 @@ Example:
 from __future__ import annotations
 
 import json
-import keyword
-import logging
 from collections.abc import Callable
 from typing import Any
 
 from llama_index.core.tools import BaseTool, FunctionTool, ToolMetadata
-from pydantic import BaseModel, Field, create_model
 
+from toolret.config import RetrievalConfig
 from toolret.documents.docstrings import parse_docstring
+from toolret.documents.params_model import params_model
 from toolret.documents.tool_doc import ToolDoc
 from toolret.errors import InvalidToolError
 from toolret.retrieval.definitions import problem_text
 from toolret.sources.ingest import params_from_schema
+from toolret.sources.tolerant import Conversion, degraded_doc
 
-__all__ = ["as_tool", "doc_to_tool", "tolerant_doc", "tool_to_doc"]
-
-logger = logging.getLogger("toolret")
+__all__ = ["CONVERSION", "as_tool", "doc_to_tool", "tolerant_doc", "tool_to_doc"]
 
 _UNNAMED = "<unnamed>"
-_JSON_TO_PY: dict[str, Any] = {
-    "string": str, "integer": int, "number": float, "boolean": bool, "array": list, "object": dict,
-}  # fmt: skip
+DEFAULT_MAX_DOC_CHARS: int = RetrievalConfig.model_fields["max_doc_chars"].default
 
 
 def as_tool(obj: Any) -> BaseTool:
@@ -118,59 +114,34 @@ def tool_to_doc(tool: Any) -> ToolDoc:
     )
 
 
-def tolerant_doc(tool: BaseTool) -> ToolDoc:
-    """:func:`tool_to_doc`, or, for a tool whose ``fn_schema`` cannot be rendered, its name and
-    description only, with a warning naming it: one tool never stops a registry from indexing
-    (it is then left out of any selection, :meth:`llamaindex_toolret.ToolRetriever.definition`).
-    A tool without a usable name still raises."""
-    try:
-        return tool_to_doc(tool)
-    except InvalidToolError as exc:
-        if exc.field != "metadata.fn_schema":
-            raise
-        logger.warning("tool %r cannot be indexed as it is (%s); indexed by name and description only", exc.tool, exc)
-        text = _strip_signature(exc.tool, tool.metadata.description)
-        return ToolDoc(
-            name=exc.tool,
-            description=parse_docstring(text).description or text,
-            metadata={"llamaindex_type": type(tool).__name__},
-        )
+def _prose(tool: BaseTool) -> str:
+    """A tool's description without the signature line and docstring sections (a name-only document's)."""
+    text = _strip_signature(str(tool.metadata.name).strip(), tool.metadata.description)
+    return parse_docstring(text).description or text
 
 
-def _field_type(prop: dict[str, Any]) -> Any:
-    kind = prop.get("type")
-    if isinstance(kind, list):
-        kinds = [k for k in kind if k != "null"]
-        kind = kinds[0] if len(kinds) == 1 else None
-    return _JSON_TO_PY.get(kind, Any) if isinstance(kind, str) else Any
+#: How a LlamaIndex tool becomes a document, and its degraded form (:mod:`toolret.sources.tolerant`).
+CONVERSION = Conversion(
+    tool_to_doc,
+    name=lambda tool: str(tool.metadata.name).strip(),
+    description=_prose,
+    is_tool=lambda obj: isinstance(obj, BaseTool),
+    metadata=lambda tool: {"llamaindex_type": type(tool).__name__},
+    kind="LlamaIndex tools",
+)
 
 
-def _plain_identifier(name: str) -> bool:
-    return (
-        name.isidentifier()
-        and not keyword.iskeyword(name)
-        and not name.startswith("_")
-        and not hasattr(BaseModel, name)
-    )
-
-
-def _schema_model(doc: ToolDoc) -> type[BaseModel]:
-    """A pydantic model mirroring a ToolDoc's parameters (LlamaIndex's ``fn_schema``)."""
-    props = (doc.input_schema or {}).get("properties") or {}
-    fields: dict[str, Any] = {}
-    for index, param in enumerate(doc.parameters):
-        prop = props.get(param.name) if isinstance(props.get(param.name), dict) else {}
-        annotation = _field_type(prop) if prop else _JSON_TO_PY.get(param.type, Any)
-        extra: dict[str, Any] | None = {"enum": param.enum} if param.enum else None
-        default = ... if param.required else param.default
-        # The model-facing name is the alias; the attribute must be a legal, unshadowed identifier.
-        attr = param.name if _plain_identifier(param.name) else f"param_{index}"
-        fields[attr] = (
-            annotation,
-            Field(default, alias=param.name, description=param.description or None, json_schema_extra=extra),
-        )
-    model_name = "".join(ch if ch.isalnum() else "_" for ch in doc.id)[:60] or "Params"
-    return create_model(model_name, **fields)
+def tolerant_doc(tool: BaseTool, max_doc_chars: int = DEFAULT_MAX_DOC_CHARS) -> ToolDoc:
+    """:func:`tool_to_doc`, or, for a tool that does not convert (an ``fn_schema`` that cannot be
+    rendered, a description too long), its name and description only, with a warning naming it
+    (the engine's rule, :mod:`toolret.sources.tolerant`): one tool never stops a registry from
+    indexing (it is then left out of any selection it cannot be bound in,
+    :meth:`llamaindex_toolret.ToolRetriever.definition`). A tool without a usable name raises."""
+    meta = getattr(as_tool(tool), "metadata", None)
+    if not isinstance(meta, ToolMetadata) or not isinstance(meta.name, str) or not meta.name.strip():
+        return tool_to_doc(tool)  # raises, naming the field
+    doc = degraded_doc(tool, CONVERSION, max_doc_chars)
+    return doc if doc is not None else tool_to_doc(tool)  # not indexable at all: its own error
 
 
 def doc_to_tool(doc: ToolDoc, fn: Callable[..., Any] | None = None) -> FunctionTool:
@@ -187,5 +158,5 @@ def doc_to_tool(doc: ToolDoc, fn: Callable[..., Any] | None = None) -> FunctionT
     def _missing(**kwargs: Any) -> str:
         return f"tool {doc.id!r} has no implementation attached"
 
-    metadata = ToolMetadata(name=doc.id, description=description, fn_schema=_schema_model(doc))
+    metadata = ToolMetadata(name=doc.id, description=description, fn_schema=params_model(doc))
     return FunctionTool(fn=fn or _missing, metadata=metadata)

@@ -22,19 +22,17 @@ Example::
 
 from __future__ import annotations
 
-import asyncio
-import json
-import threading
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from llama_index.core.base.llms.types import ChatMessage as LIChatMessage
 from llama_index.core.base.llms.types import MessageRole
 from llama_index.core.llms import LLM as LlamaIndexBaseLLM
 from llama_index.core.prompts import ChatPromptTemplate
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from toolret.errors import ConfigError
-from toolret.llm import ChatMessage, LLMError, MalformedOutputError
+from toolret.llm import ChatMessage
+from toolret.llm.bounded import as_schema, await_within, call_within, llm_failure
 
 __all__ = ["LlamaIndexLLM"]
 
@@ -65,55 +63,21 @@ class LlamaIndexLLM:
         converted = [LIChatMessage(role=_ROLES[m.role], content=m.content) for m in messages]
         return ChatPromptTemplate(message_templates=converted)
 
-    def _failure(self, exc: BaseException) -> Exception:
-        if isinstance(exc, (LLMError, TimeoutError, asyncio.TimeoutError)):
-            return exc
-        if isinstance(exc, ValidationError):
-            return MalformedOutputError(str(exc.errors(include_url=False)[:3]))
+    def _failure(self, exc: BaseException) -> BaseException:
         # LlamaIndex's programs report unparsable or missing output as ValueError/TypeError
         # ("Could not extract json string", "expected at least one tool call", ...).
-        if isinstance(exc, (ValueError, TypeError, json.JSONDecodeError)):
-            return MalformedOutputError(f"{type(exc).__name__}: {exc}")
-        return LLMError(f"{self.name}: {type(exc).__name__}: {exc}")
-
-    def _checked(self, output: Any, schema: type[T]) -> T:
-        if isinstance(output, schema):
-            return output
-        if isinstance(output, BaseModel):  # a structurally equal model from another class
-            return schema.model_validate(output.model_dump())
-        raise MalformedOutputError(f"expected a {schema.__name__}, got {type(output).__name__}")
+        return llm_failure(exc, self.name, malformed=(ValueError, TypeError))
 
     def generate(self, messages: list[ChatMessage], schema: type[T], *, timeout: float) -> T:
-        """Run ``structured_predict`` in a worker thread and give up after ``timeout`` seconds.
-
-        A sync LlamaIndex call cannot be cancelled; on timeout it is abandoned (its thread is
-        a daemon and its answer is dropped) and :class:`TimeoutError` is raised.
-        """
+        """``structured_predict`` within ``timeout`` seconds (a sync call cannot be cancelled: on
+        timeout it is abandoned, its answer dropped, and :class:`TimeoutError` raised)."""
         prompt = self._prompt(messages)
-        box: dict[str, Any] = {}
-
-        def work() -> None:
-            try:
-                box["out"] = self.llm.structured_predict(schema, prompt)
-            except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
-                box["err"] = exc
-
-        worker = threading.Thread(target=work, name="toolret-llamaindex-llm", daemon=True)
-        worker.start()
-        worker.join(max(timeout, 0.0))
-        if worker.is_alive():
-            raise TimeoutError(f"{self.name}: no answer within {timeout:g}s")
-        if "err" in box:
-            raise self._failure(box["err"]) from box["err"]
-        return self._checked(box["out"], schema)
+        out = call_within(lambda: self.llm.structured_predict(schema, prompt), timeout, self.name, self._failure)
+        return as_schema(out, schema)
 
     async def agenerate(self, messages: list[ChatMessage], schema: type[T], *, timeout: float) -> T:
-        """``astructured_predict`` under :func:`asyncio.wait_for` (cancelled on timeout)."""
-        prompt = self._prompt(messages)
-        try:
-            output = await asyncio.wait_for(self.llm.astructured_predict(schema, prompt), max(timeout, 0.0))
-        except asyncio.TimeoutError:
-            raise TimeoutError(f"{self.name}: no answer within {timeout:g}s") from None
-        except Exception as exc:
-            raise self._failure(exc) from exc
-        return self._checked(output, schema)
+        """``astructured_predict``, cancelled after ``timeout`` seconds."""
+        out = await await_within(
+            self.llm.astructured_predict(schema, self._prompt(messages)), timeout, self.name, self._failure
+        )
+        return as_schema(out, schema)

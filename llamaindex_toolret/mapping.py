@@ -11,8 +11,6 @@ are one object, and a tool the knowledge base removes (``remove``, ``sync``) is 
 
 from __future__ import annotations
 
-import json
-import logging
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -22,16 +20,14 @@ from llama_index.core.schema import BaseNode, TextNode
 from llama_index.core.tools import BaseTool
 
 from llamaindex_toolret.ingest import as_tool, tool_to_doc
-from toolret.errors import InvalidToolError, KnowledgeBaseError, ToolNotFoundError
+from toolret.errors import InvalidToolError, ToolNotFoundError
 from toolret.index.live_tools import LiveTools
+from toolret.index.names_file import read_names, write_names
 
 __all__ = ["MANIFEST_FILE", "ToolNodeMapping", "read_manifest", "tool_name"]
 
-logger = logging.getLogger("toolret")
-
 #: File written beside the knowledge base by ``persist``: the names of the indexed tools.
 MANIFEST_FILE = "llamaindex_tools.json"
-_FORMAT = 1
 
 
 def tool_name(tool: BaseTool) -> str:
@@ -123,13 +119,8 @@ class ToolNodeMapping(BaseObjectNodeMapping[BaseTool]):
         return tool
 
     def persist(self, persist_dir: str = "./storage", obj_node_mapping_fname: str = MANIFEST_FILE) -> None:
-        """Write the tool names as JSON; the tools themselves are re-attached on load."""
-        folder = Path(persist_dir)
-        folder.mkdir(parents=True, exist_ok=True)
-        payload = {"format": _FORMAT, "tools": sorted(self.names())}
-        tmp = folder / f".{obj_node_mapping_fname}.tmp"
-        tmp.write_text(json.dumps(payload, indent=1, ensure_ascii=False), encoding="utf-8")
-        tmp.replace(folder / obj_node_mapping_fname)
+        """Write the tool names as JSON (:mod:`toolret.index.names_file`); the tools are re-attached on load."""
+        write_names(persist_dir, obj_node_mapping_fname, self.names())
 
     @classmethod
     def from_persist_dir(
@@ -142,16 +133,4 @@ class ToolNodeMapping(BaseObjectNodeMapping[BaseTool]):
 
 def read_manifest(persist_dir: str | Path, fname: str = MANIFEST_FILE) -> list[str]:
     """The tool names :meth:`ToolNodeMapping.persist` wrote in ``persist_dir``."""
-    path = Path(persist_dir) / fname
-    try:
-        payload = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise KnowledgeBaseError(
-            f"no {fname} in {str(persist_dir)!r}: not a directory written by ToolObjectIndex.persist()"
-        ) from None
-    except (OSError, json.JSONDecodeError) as exc:
-        raise KnowledgeBaseError(f"cannot read {path}: {exc}") from exc
-    tools = payload.get("tools") if isinstance(payload, dict) else None
-    if payload.get("format") != _FORMAT or not isinstance(tools, list) or not all(isinstance(t, str) for t in tools):
-        raise KnowledgeBaseError(f"{path} is not a toolret LlamaIndex manifest (format {_FORMAT})")
-    return tools
+    return read_names(persist_dir, fname, written_by="ToolObjectIndex.persist()")

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import logging
 import os
-import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -38,6 +37,7 @@ from llamaindex_toolret.mapping import MANIFEST_FILE, ToolNodeMapping, read_mani
 from llamaindex_toolret.retrievers import ToolObjectRetriever, ToolRetriever
 from toolret import RetrievalConfig, ToolKnowledgeBase
 from toolret.errors import ConfigError, ToolNotFoundError
+from toolret.retrieval.agent_tools import attach, persist_to, warm_up
 
 __all__ = ["ToolObjectIndex"]
 
@@ -195,32 +195,20 @@ class ToolObjectIndex:
         progress: bool = False,
     ) -> ToolObjectIndex:
         tools = [as_tool(obj) for obj in objects]
-        docs = [tolerant_doc(tool) for tool in tools]
-        names = {d.id for d in docs}
-        if not sync:
-            missing = [name for name in required if name not in names]
-            if missing:
-                shown = ", ".join(map(repr, missing[:10])) + (" ..." if len(missing) > 10 else "")
-                raise ToolNotFoundError(
-                    f"{len(missing)} indexed tool(s) have no live object: {shown}; pass them in objects= "
-                    "(or sync=True to drop them from the index)"
-                )
-            kb.add(docs, progress=progress, upsert=True)  # tools changed since indexing: meant
-        else:
-            report = kb.sync(docs, progress=progress)
-            logger.debug(
-                "synced tools: %d added, %d updated, %d removed",
-                len(report.added),
-                len(report.updated),
-                len(report.removed),
-            )
+        attach(
+            kb,
+            [tolerant_doc(t, kb.config.max_doc_chars) for t in tools],
+            required=required,
+            sync=sync,
+            progress=progress,
+        )
         return cls(kb, ToolNodeMapping(tools, live=kb.live_tools))
 
     # ------------------------------------------------------------------ writing
     def insert_object(self, obj: Any) -> None:
         """Index one more tool (or re-index a changed one with the same name)."""
         tool = as_tool(obj)
-        doc = tolerant_doc(tool)
+        doc = tolerant_doc(tool, self._kb.config.max_doc_chars)
         self._mapping.add_object(tool)
         self._kb.add([doc], upsert=True)
 
@@ -234,14 +222,8 @@ class ToolObjectIndex:
         already hold (re-persisting to the same folder embeds only what changed); recorded
         tool-use memory and fitted weights of an in-memory knowledge base are not copied.
         """
-        target = Path(persist_dir)
-        if self._kb.path is not None and target.resolve() == self._kb.path.resolve():
-            self._kb.save()
-        else:
-            out = ToolKnowledgeBase(target, embedder=self._kb.embedder, config=self._kb.config)
-            out.sync(self._kb.docs())
-            out.save()
-        self._mapping.persist(str(target), obj_node_mapping_fname)
+        persist_to(self._kb, persist_dir)
+        self._mapping.persist(str(persist_dir), obj_node_mapping_fname)
 
     @classmethod
     def from_persist_dir(
@@ -320,11 +302,7 @@ class ToolObjectIndex:
         so the agent's first request would pay for it (seconds on CPU). Call this at start-up
         (e.g. in a server's startup hook) to pay it before any request arrives.
         """
-        start = time.perf_counter()
-        self._kb.embedder.embed(["warm up"])
-        if len(self._kb):
-            self._kb.search("warm up", k=1)
-        return time.perf_counter() - start
+        return warm_up(self._kb)
 
     def tools(self) -> list[BaseTool]:
         """Every live tool in the index."""

@@ -31,8 +31,6 @@ per tool.
 from __future__ import annotations
 
 import logging
-import threading
-from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
@@ -48,6 +46,7 @@ from llamaindex_toolret.mapping import ToolNodeMapping
 from toolret import K, RetrievalConfig, ScoredTool, SearchResult, ToolKnowledgeBase, validate_k
 from toolret.errors import ConfigError, QueryError, ToolNotFoundError
 from toolret.retrieval.definitions import validate_budget
+from toolret.retrieval.working_set import RecentTools, within
 
 __all__ = ["ToolObjectRetriever", "ToolRetriever"]
 
@@ -217,8 +216,7 @@ class ToolObjectRetriever(ObjectRetriever[BaseTool]):
     ) -> None:
         if not isinstance(retriever, ToolRetriever):
             raise TypeError(f"ToolObjectRetriever needs a ToolRetriever, got {type(retriever).__name__}")
-        if not isinstance(keep_used, int) or keep_used < 0:
-            raise ConfigError(f"keep_used must be a non-negative integer, got {keep_used!r}")
+        self._used = RecentTools(keep_used)  # the engine's rule: toolret.retrieval.working_set
         super().__init__(retriever, object_node_mapping, node_postprocessors)
         self.keep_used = keep_used
         self.used_beyond_k = bool(used_beyond_k)
@@ -226,8 +224,6 @@ class ToolObjectRetriever(ObjectRetriever[BaseTool]):
         self.condensed = CondensedTools(retriever.kb) if condensed_descriptions else None
         if self.condensed is not None:  # the definitions searched (budget, bindability) are the copies'
             retriever.present = self.condensed.tool
-        self._used: OrderedDict[str, None] = OrderedDict()
-        self._lock = threading.Lock()
 
     @property
     def retriever(self) -> ToolRetriever:
@@ -236,22 +232,11 @@ class ToolObjectRetriever(ObjectRetriever[BaseTool]):
     @property
     def used_tools(self) -> list[str]:
         """Names of the tools remembered as used in this conversation, most recent first."""
-        with self._lock:
-            return list(reversed(self._used))
+        return self._used.ids
 
     def reset(self) -> None:
         """Forget the tools used so far (start of a new conversation)."""
-        with self._lock:
-            self._used.clear()
-
-    def _remember(self, tool_id: str) -> None:
-        if self.keep_used == 0:
-            return
-        with self._lock:
-            self._used.pop(tool_id, None)
-            self._used[tool_id] = None
-            while len(self._used) > self.keep_used:
-                self._used.popitem(last=False)
+        self._used.clear()
 
     def _tools(self, nodes: list[NodeWithScore]) -> list[BaseTool]:
         mapping: ToolNodeMapping = self._object_node_mapping  # type: ignore[assignment]
@@ -263,7 +248,7 @@ class ToolObjectRetriever(ObjectRetriever[BaseTool]):
             elif tool_id not in found:
                 found.append(tool_id)
         used = [t for t in self.used_tools if t not in found and t in self.retriever.kb and mapping.get(t) is not None]
-        ids = found + used if self.used_beyond_k else _within(found, used, self._limit())
+        ids = found + used if self.used_beyond_k else within(found, used, self._limit())
         return self._present([tool for t in ids if (tool := mapping.get(t)) is not None])
 
     def _limit(self) -> int:
@@ -281,7 +266,7 @@ class ToolObjectRetriever(ObjectRetriever[BaseTool]):
         if tool is None:  # indexed, but no live object: the agent reports "not found" itself
             logger.warning("no live LlamaIndex tool attached for %r (insert_object it)", hit.node.node_id)
             return []
-        self._remember(hit.node.node_id)
+        self._used.remember(hit.node.node_id)
         return self._present([tool])
 
     def retrieve(self, str_or_query_bundle: QueryType) -> list[BaseTool]:
@@ -303,9 +288,3 @@ class ToolObjectRetriever(ObjectRetriever[BaseTool]):
         for post in self._node_postprocessors:
             nodes = await post.apostprocess_nodes(nodes, query_bundle=query)
         return self._tools(nodes)
-
-
-def _within(found: list[str], used: list[str], limit: int) -> list[str]:
-    """Search hits and remembered tools in at most ``limit`` slots; the best hit keeps its slot."""
-    keep = max(1 if found else 0, limit - len(used))
-    return (found[:keep] + used)[:limit]

@@ -480,16 +480,17 @@ def _check_name(name: str, known: Mapping[str, Any], what: str, *, prefix: str =
 def validate_k(k: Any, config: RetrievalConfig | None = None) -> K:
     """``k`` if it is a positive integer (at most ``config.max_k``) or ``"auto"``, else :class:`QueryError`.
 
-    The one check of ``k`` for the engine and every adapter (QueryError is a ValueError too).
+    The one check of ``k`` for the engine, every adapter and the CLI (QueryError is a ValueError
+    too). ``"auto"`` is one word in any case (``"AUTO"``, as ``toolret search -k AUTO`` takes it).
 
-    >>> validate_k(5), validate_k("auto")
+    >>> validate_k(5), validate_k("AUTO")
     (5, 'auto')
     >>> validate_k(0)
     Traceback (most recent call last):
     ...
     toolret.errors.QueryError: k must be a positive integer or 'auto', not 0
     """
-    if isinstance(k, str) and k == "auto":
+    if isinstance(k, str) and k.strip().lower() == "auto":
         return "auto"
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise QueryError(f"k must be a positive integer or 'auto', not {k!r}")

@@ -30,7 +30,7 @@ from typing import Any
 
 from typing_extensions import Unpack
 
-from toolret.config import K, LearnedWeights, RetrievalConfig
+from toolret.config import K, LearnedWeights, RetrievalConfig, validate_k
 from toolret.documents.tool_doc import ToolDoc
 from toolret.errors import KnowledgeBaseError, ToolNotFoundError, ToolRetError
 from toolret.index import persistence
@@ -82,6 +82,7 @@ class ToolKnowledgeBase:
         self.config = RetrievalConfig.resolve(config)
         self._rerankers = CrossEncoderCache()
         persistence.make_dir(self.path)
+        store = None
         try:
             store, self.embedder = persistence.open_store(self.path, client, collection, embedder)
             self._writer = IndexWriter(
@@ -90,11 +91,10 @@ class ToolKnowledgeBase:
             self._writer.snapshot = persistence.load_snapshot(self._writer, self.path)
             self._memory = UsageLog(self._writer)
             persistence.opened(self._writer)  # from here on ChromaDB is read (lazily), not the snapshot file
-        except ToolRetError:
-            raise
         except Exception as exc:  # ChromaDB reports damaged files with many exception types
-            if self.path is None and client is None:
-                raise  # in memory there is no stored data to blame
+            persistence.release(store)  # so that reopening after a restore works in this process
+            if isinstance(exc, ToolRetError) or (self.path is None and client is None):
+                raise  # ours names the fault; in memory there is no stored data to blame
             raise KnowledgeBaseError(persistence.damaged_message(self.path, exc)) from exc
 
     @classmethod
@@ -160,7 +160,7 @@ class ToolKnowledgeBase:
         """The :class:`~toolret.index.live_tools.LiveTools` map (id/name -> live object) adapters share."""
         return self._writer.live
 
-    def bind(self, objects: Iterable[Any]) -> int:
+    def bind(self, objects: Iterable[Any] | Any) -> int:
         """Re-attach live tool objects after reopening a saved knowledge base; returns how many matched."""
         return self._writer.bind(objects)
 
@@ -182,6 +182,7 @@ class ToolKnowledgeBase:
         request = SearchRequest(query, k, **options)
         cfg = RetrievalConfig.resolve(request.config, self.config)
         text = checked_query(query, k, cfg)
+        k = validate_k(k, cfg)
         auto = k == "auto"
         snap = self._writer.snapshot
         allowed, restricted = restriction(snap, request.allowed_ids, request.where)
@@ -235,16 +236,16 @@ class ToolKnowledgeBase:
         """The :class:`toolret.index.expansion.LLMExpander` run on tools as they are added (None: offline only)."""
         return self._writer.expander
 
-    def add(self, tools: Iterable[Any], *, progress: bool = True, upsert: bool = False) -> list[str]:
-        """Index tools (ToolDocs, dicts, callables, LangChain/LlamaIndex tools); a changed tool whose id
+    def add(self, tools: Iterable[Any] | Any, *, progress: bool = True, upsert: bool = False) -> list[str]:
+        """Index tools (ToolDocs, dicts, callables, LangChain/LlamaIndex tools; one, or a list); a changed tool whose id
         exists is replaced with a warning naming it, silently with ``upsert=True`` (``sync`` replaces a registry)."""
         return self._writer.add(tools, progress=progress, upsert=upsert)
 
-    def remove(self, tool_ids: Iterable[str]) -> None:
-        """Remove tools by id; an unknown id is an error and nothing is removed."""
+    def remove(self, tool_ids: str | Iterable[str]) -> None:
+        """Remove tools by id (one id, or a list); an unknown id is an error and nothing is removed."""
         self._writer.remove(tool_ids)
 
-    def sync(self, tools: Iterable[Any], *, progress: bool = True, prefix: str | None = None) -> SyncReport:
+    def sync(self, tools: Iterable[Any] | Any, *, progress: bool = True, prefix: str | None = None) -> SyncReport:
         """Make the knowledge base hold exactly ``tools``: add new, update changed, remove gone.
 
         Only added or changed tools are embedded (compared by content hash). With ``prefix``, only tools whose

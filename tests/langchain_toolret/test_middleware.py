@@ -474,3 +474,26 @@ def test_a_misspelt_always_include_name_stops_the_call_naming_it(kb, tools):
         agent.invoke({"messages": [HumanMessage("book a flight from Paris to Rome on June 3")]}, THREAD)
     assert isinstance(raised.value, ValueError)  # what LLMToolSelectorMiddleware raises, so handlers carry over
     assert model.calls == []  # the model never saw a tool list without the tool it was promised
+
+
+def test_a_budget_no_tool_fits_still_offers_the_best_tool_with_a_warning(tools, caplog):
+    import logging
+
+    agent, model, _ = _agent(tools, ["ok"], k=3, token_budget=20)
+    with caplog.at_level(logging.WARNING, logger="toolret"):
+        agent.invoke({"messages": [HumanMessage("is it going to rain in Paris today?")]}, THREAD)
+    assert model.calls[0].tool_names == ["get_weather"]  # not a model call with no tools at all
+    assert "token_budget=20 fits none of the 3 selected tools" in caplog.text
+    assert "'get_weather'" in caplog.text
+
+
+def test_the_docs_say_what_an_unknown_always_include_name_does(tools):
+    from pathlib import Path
+
+    from toolret import ConfigError
+
+    text = " ".join((Path(__file__).parents[2] / "docs" / "langchain.md").read_text().split())
+    assert "name warns" not in text and "always_include` is the same (an unknown name raises `ConfigError`" in text
+    with pytest.raises(ConfigError, match="ask_usr"):
+        agent, _, _ = _agent(tools, ["ok"], always_include=["ask_usr"])
+        agent.invoke({"messages": [HumanMessage("hello")]}, THREAD)

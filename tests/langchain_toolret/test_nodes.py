@@ -160,3 +160,20 @@ def test_a_misspelt_always_include_name_is_an_error_not_a_tool_the_model_quietly
     }
     with pytest.raises(ConfigError, match=r"\['ask_usr'\]"):
         create_tool_retrieval_node(tool_index.kb, k=1, always_include=["ask_usr"]).invoke(chat)
+
+
+def test_a_retriever_source_brings_its_k_and_budget_to_the_node_and_the_graph(tool_index):
+    from langchain_toolret import build_tool_retrieval_graph
+
+    ask = {"messages": [HumanMessage("what is ACME's share price right now?")]}
+    two = ToolRetriever(tool_index, k=2)
+    assert len(create_tool_retrieval_node(two).invoke(ask)["selected_tools"]) == 2
+    assert len(build_tool_retrieval_graph(two).invoke(ask)["selected_tools"]) == 2
+    assert len(create_tool_retrieval_node(two, k=3).invoke(ask)["selected_tools"]) == 3  # given here: it wins
+    auto = ToolRetriever(tool_index, k="auto")
+    expected = [t.name for t in auto.search("what is ACME's share price right now?").tools]
+    assert create_tool_retrieval_node(auto).invoke(ask)["selected_tools"] == expected
+    tight = ToolRetriever(tool_index, k=5, token_budget=120)
+    fitted = [t.name for t in tight.search("what is ACME's share price right now?").tools]
+    assert 0 < len(fitted) < 5
+    assert create_tool_retrieval_node(tight).invoke(ask)["selected_tools"] == fitted

@@ -160,3 +160,26 @@ def test_a_tool_that_cannot_be_bound_is_never_handed_out(unbindable_index):
     tools = retriever.get_tools("please check a thing for me")
     assert "check_thing" not in [t.name for t in tools] and len(tools) == 2
     assert "check_thing" not in [d.id for d in retriever.invoke("please check a thing for me")]
+
+
+def test_get_tools_over_a_reopened_knowledge_base_says_to_bind_the_live_tools(tmp_path, embedder):
+    from toolret import ToolNotAttachedError
+
+    built = ToolKnowledgeBase(tmp_path / "kb", embedder=embedder)
+    built.add(TOOLS)
+    built.save()
+    kb = ToolKnowledgeBase(tmp_path / "kb", embedder=embedder)
+    retriever = ToolRetriever(knowledge_base=kb, k=2)
+    assert len(retriever.invoke("is it raining in Paris?")) == 2
+    with pytest.raises(ToolNotAttachedError, match=r"kb\.bind\(tools\)"):
+        retriever.get_tools("is it raining in Paris?")
+    kb.bind(TOOLS)
+    tools = retriever.get_tools("is it raining in Paris?")
+    assert len(tools) == 2 and tools[0] is next(t for t in TOOLS if t.name == "get_weather")
+
+
+def test_get_tools_over_a_knowledge_base_built_in_this_process_returns_its_tools(embedder):
+    kb = ToolKnowledgeBase(embedder=embedder)
+    kb.add(TOOLS)
+    tools = ToolRetriever(knowledge_base=kb, k=2).get_tools("is it raining in Paris?")
+    assert [t.name for t in tools][0] == "get_weather" and len(tools) == 2

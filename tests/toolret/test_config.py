@@ -82,3 +82,11 @@ def test_with_merges_a_partial_nested_mapping():
     assert cfg.field_weights.description == 0.4
     assert cfg.field_weights.parameters == RetrievalConfig().field_weights.parameters
     assert cfg.penalty.scale == 0.1 and cfg.penalty.alpha == RetrievalConfig().penalty.alpha
+
+
+@pytest.mark.parametrize("spelling", ["auto", "AUTO", "Auto", " auto "])
+def test_auto_is_one_word_in_any_case_as_on_the_command_line(spelling, embedder):
+    assert validate_k(spelling) == "auto"
+    kb = ToolKnowledgeBase(embedder=embedder)
+    kb.add([ToolDoc(name="get_weather", description="Current weather for a city.")])
+    assert kb.search("weather in Paris", k=spelling).ids == ["get_weather"]

@@ -234,3 +234,33 @@ def test_damaged_derived_files_are_rebuilt(saved_kb: Path, damage: str) -> None:
     assert len(kb) == 20 and kb.search("b0_t7", k=1).ids == ["b0_t7"]
     kb.save()
     assert _reopen(saved_kb).search("topic5 batch 0", k=3).ids
+
+
+def test_a_missing_chroma_database_is_an_error_naming_it_not_an_empty_registry(saved_kb: Path) -> None:
+    (saved_kb / "chroma.sqlite3").unlink()
+    assert (saved_kb / "snapshot.npz").exists()  # the tools are still described there
+    with pytest.raises(KnowledgeBaseError, match=r"chroma\.sqlite3.*missing.*20 tools"):
+        _reopen(saved_kb)
+    _forget_clients()
+    with pytest.raises(KnowledgeBaseError, match=r"chroma\.sqlite3"):
+        ToolKnowledgeBase(saved_kb, embedder=embedder())  # opened by path, not load(): the same check
+
+
+def test_restoring_a_backup_after_a_failed_open_works_in_the_same_process(saved_kb: Path, tmp_path: Path) -> None:
+    import shutil
+
+    backup = tmp_path / "backup.kb"
+    shutil.copytree(saved_kb, backup)
+    (backup / "snapshot.npz").unlink()  # reopen through ChromaDB, the path that failed
+    db = saved_kb / "chroma.sqlite3"
+    data = bytearray(db.read_bytes())
+    data[100:8000] = os.urandom(7900)
+    db.write_bytes(bytes(data))
+    with pytest.raises(KnowledgeBaseError, match="(?i)restore it from a backup"):
+        ToolKnowledgeBase.load(saved_kb, embedder=embedder())
+    shutil.rmtree(saved_kb)
+    shutil.copytree(backup, saved_kb)  # the advice followed; no _forget_clients(): a user would not know to
+    kb = ToolKnowledgeBase.load(saved_kb, embedder=embedder())
+    assert len(kb) == 20 and kb.search("b0_t7", k=1).ids == ["b0_t7"]
+    kb.add([tool(1, 0, 1)])
+    assert "b1_t0" in kb

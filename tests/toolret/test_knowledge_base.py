@@ -8,6 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from toolret import (
+    InvalidToolError,
     KnowledgeBaseError,
     ModelMismatchError,
     QueryError,
@@ -374,3 +375,37 @@ def test_a_framework_tool_without_its_adapter_names_the_function_to_use(monkeypa
     with pytest.raises(InvalidToolError, match=r"langchain_toolret.ingest.tool_to_doc") as raised:
         to_tool_doc(refund_payment)
     assert raised.value.tool == "refund_payment"
+
+
+def test_one_tool_may_be_added_without_a_list(embedder):
+    from langchain_core.tools import tool as lc_tool
+    from llama_index.core.tools import FunctionTool
+
+    @lc_tool
+    def refund_payment(payment_id: str) -> str:
+        """Refund a card payment to the customer."""
+        return "refunded"
+
+    kb = ToolKnowledgeBase(embedder=embedder)
+    assert kb.add(get_weather) == ["get_weather"]
+    assert kb.add(refund_payment) == ["refund_payment"]
+    assert kb.add({"name": "send_sms", "description": "Send a text message to a phone number."}) == ["send_sms"]
+    assert kb.add(ToolDoc(name="ping", description="Check that a host answers.")) == ["ping"]
+    assert kb.add(FunctionTool.from_defaults(fn=convert_currency)) == ["convert_currency"]
+    assert kb.tool("refund_payment") is refund_payment
+    assert kb.sync(get_weather).removed == ["convert_currency", "ping", "refund_payment", "send_sms"]
+    assert kb.bind(get_weather) == 1
+
+
+def test_a_string_is_not_a_tool_and_the_error_says_to_pass_a_list(embedder):
+    kb = ToolKnowledgeBase(embedder=embedder)
+    with pytest.raises(InvalidToolError, match="list"):
+        kb.add("get_weather")
+
+
+def test_one_id_may_be_removed_without_a_list(kb):
+    kb.remove("get_weather")
+    assert "get_weather" not in kb and "convert_currency" in kb
+    with pytest.raises(ToolNotFoundError, match="'get_weather'") as raised:
+        kb.remove("get_weather")
+    assert "'g'" not in str(raised.value)

@@ -63,9 +63,9 @@ class BM25Baseline:
     name = "bm25"
 
     def __init__(self, tools: Iterable[ToolDoc | Mapping[str, Any]]) -> None:
-        import bm25s
+        from toolret.index.lexical import import_bm25s  # bm25s, with its logger following the user's
 
-        self._bm25s = bm25s
+        self._bm25s = bm25s = import_bm25s()
         rows = [_id_name_description(tool, i) for i, tool in enumerate(tools)]
         self._ids = [row[0] for row in rows]
         self._names = [row[1] for row in rows]

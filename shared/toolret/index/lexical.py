@@ -12,7 +12,9 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +22,24 @@ import numpy as np
 
 from toolret.documents.text import joined_compounds, stem_tokens, tokenize
 
-__all__ = ["LexicalIndex", "analyze", "analyze_query"]
+__all__ = ["LexicalIndex", "analyze", "analyze_query", "import_bm25s"]
+
+
+@functools.cache
+def import_bm25s() -> Any:
+    """``import bm25s``, whose logger then follows the user's logging configuration.
+
+    bm25s sets its own logger to DEBUG on import, so under ``logging.basicConfig(level=WARNING)``
+    every index build would print ``DEBUG:bm25s:Building index from tokens``. A dependency must
+    not be noisier than the user's configuration: the level bm25s set is cleared (NOTSET, so the
+    root's applies); a level someone set afterwards is theirs and stays.
+    """
+    import bm25s
+
+    log = logging.getLogger("bm25s")
+    if log.level == logging.DEBUG:
+        log.setLevel(logging.NOTSET)
+    return bm25s
 
 
 def analyze(text: str) -> list[str]:
@@ -82,8 +101,7 @@ class _SavedBM25:
         params = json.loads((folder / "params.index.json").read_text())
         if params.get("method") in _PLAIN_METHODS and "num_docs" in params:
             return cls(folder, params)
-        import bm25s
-
+        bm25s = import_bm25s()
         return bm25s.BM25.load(str(folder), load_corpus=False)
 
     def get_scores(self, tokens: list[str]) -> np.ndarray:
@@ -122,8 +140,7 @@ class LexicalIndex:
         tokens = [analyze(t) for t in texts]
         if not any(tokens):
             return cls(None, len(texts))
-        import bm25s  # scipy with it: a knowledge base that is never filled never pays the import
-
+        bm25s = import_bm25s()  # scipy with it: a knowledge base that is never filled never pays the import
         retriever = bm25s.BM25()
         retriever.index(tokens, show_progress=False)
         return cls(retriever, len(texts))

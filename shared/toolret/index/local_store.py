@@ -66,12 +66,15 @@ class LocalStore:
     def chroma(self) -> ChromaStore:
         """The ChromaDB store, opened (and chromadb imported) on first use."""
         if self._store is None:
+            store = None
             try:
                 store = ChromaStore(path=str(self.path), name=self.name)
                 store.open(self.embedder_name)
-            except ToolRetError:
-                raise
             except Exception as exc:  # ChromaDB reports damaged files with many exception types
+                if store is not None:
+                    store.close()  # a later open, after a restore, must not find this failed client
+                if isinstance(exc, ToolRetError):
+                    raise
                 raise KnowledgeBaseError(damaged_message(self.path, exc)) from exc
             self._store = store
             self.opened_stamp = snapshot_file.store_stamp(self.path)
@@ -116,6 +119,12 @@ class LocalStore:
 
     def drop(self) -> None:
         self._writing().drop()
+
+    def close(self) -> None:
+        """Release the ChromaDB client, when one was opened (:meth:`ChromaStore.close`)."""
+        if self._store is not None:
+            self._store.close()
+            self._store = None
 
     # ------------------------------------------------------------------ reads
     def existing_embedder(self) -> str | None:

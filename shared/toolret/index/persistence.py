@@ -42,6 +42,7 @@ __all__ = [
     "open_store",
     "opened",
     "registry_hash",
+    "release",
     "save",
     "saved_folder",
 ]
@@ -108,17 +109,47 @@ def open_store(path: Path | None, client: Any, collection: str, embedder: Any) -
         memory.open(resolved.name)
         return memory, resolved  # type: ignore[return-value]  # the same calls as ChromaStore
     if client is None and path is not None:
+        _check_database(path)
         saved = snapshot_file.read(path, collection, FORMAT_VERSION)
         if saved is not None:
             resolved = resolve_embedder(_embedder_for(saved.embedder, embedder))
             if resolved.name == saved.embedder:  # another model: ChromaDB's check raises ModelMismatchError
                 return LocalStore(path, collection, resolved.name, saved=saved), resolved  # type: ignore[return-value]
     store = ChromaStore(path=str(path) if path else None, client=client, name=collection)
-    resolved = resolve_embedder(_embedder_for(store.existing_embedder(), embedder))
-    store.open(resolved.name)
+    try:
+        resolved = resolve_embedder(_embedder_for(store.existing_embedder(), embedder))
+        store.open(resolved.name)
+    except BaseException:
+        store.close()  # ChromaDB would keep the failed client for this path (see ChromaStore.close)
+        raise
     if client is None and path is not None:
         return LocalStore(path, collection, resolved.name, store=store), resolved  # type: ignore[return-value]
     return store, resolved
+
+
+def _check_database(path: Path) -> None:
+    """A saved knowledge base (it has a manifest) whose ``chroma.sqlite3`` is gone is an error naming
+    the file: ChromaDB would quietly create an empty database there, and every search return nothing."""
+    if (path / snapshot_file.SQLITE_FILE).exists() or not (path / MANIFEST).exists():
+        return
+    try:
+        n_tools = int(json.loads((path / MANIFEST).read_text()).get("n_tools", 0))
+    except (OSError, ValueError, TypeError, AttributeError):
+        n_tools = 0
+    held = " (snapshot.npz still describes them)" if (path / snapshot_file.SNAPSHOT_FILE).exists() else ""
+    raise KnowledgeBaseError(
+        f"the knowledge base at {str(path)!r} has lost its ChromaDB database: {snapshot_file.SQLITE_FILE} is "
+        f"missing, while its manifest ({MANIFEST}) lists {n_tools} tools{held}. Opening it would give an empty "
+        f"registry. Restore {snapshot_file.SQLITE_FILE} from a backup, or delete the folder and rebuild it: "
+        f"`toolret index TOOLS --kb {path}` or ToolKnowledgeBase(path).add(tools)"
+    )
+
+
+def release(store: Any) -> None:
+    """Release ``store``'s ChromaDB client after a failed open (None, or an in-memory store: nothing)."""
+    close = getattr(store, "close", None)
+    if callable(close):
+        close()
 
 
 def load_snapshot(writer: IndexWriter, path: Path | None) -> Snapshot:
@@ -192,7 +223,8 @@ def _load_lexical(path: Path | None, docs: list[ToolDoc], known_hash: str = "") 
     try:
         return {f: LexicalIndex.load(path / _LEXICAL_DIR / f) for f in INDEX_FIELDS}
     except Exception as exc:  # a partial or damaged folder: the index is derived data  # noqa: BLE001
-        logger.warning("rebuilding the lexical index: saved copy unreadable (%s)", exc)
+        # The type only: numpy's text would advise loading the file with allow_pickle.
+        logger.warning("rebuilding the lexical index: saved copy unreadable (%s)", type(exc).__name__)
         return None
 
 

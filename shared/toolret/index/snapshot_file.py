@@ -36,7 +36,17 @@ import numpy as np
 
 from toolret.documents.tool_doc import INDEX_FIELDS, ToolDoc
 
-__all__ = ["MANIFEST", "SNAPSHOT_FILE", "SavedState", "is_dirty", "mark_dirty", "read", "store_stamp", "write"]
+__all__ = [
+    "MANIFEST",
+    "SNAPSHOT_FILE",
+    "SQLITE_FILE",
+    "SavedState",
+    "is_dirty",
+    "mark_dirty",
+    "read",
+    "store_stamp",
+    "write",
+]
 
 logger = logging.getLogger("toolret")
 
@@ -44,7 +54,9 @@ MANIFEST = "toolret.json"
 SNAPSHOT_FILE = "snapshot.npz"
 #: Version of this file's layout; another value is ignored (the knowledge base reopens through ChromaDB).
 FILE_FORMAT = 1
-_SQLITE = "chroma.sqlite3"
+#: ChromaDB's database file in a knowledge base's folder.
+SQLITE_FILE = "chroma.sqlite3"
+_SQLITE = SQLITE_FILE
 
 
 @dataclass(frozen=True)
@@ -176,8 +188,13 @@ def read(path: Path, collection: str, toolret_format: int) -> SavedState | None:
             history = (bundles, npz["history_vectors"])
             meta_docs = {str(k): str(v) for k, v in _from_json_array(npz["meta_docs"]).items()}
     except Exception as exc:  # a damaged or foreign file is derived data: read ChromaDB instead  # noqa: BLE001
+        # Not the exception's text: numpy's would advise loading the file "unsafely" with
+        # allow_pickle, and nothing of a knowledge base is ever unpickled.
         logger.warning(
-            "ignoring the unreadable snapshot file %s (%s); reading the knowledge base from ChromaDB", file, exc
+            "ignoring the unreadable snapshot file %s (%s: not a snapshot file this toolret wrote); the knowledge "
+            "base is read from ChromaDB and the file will be rebuilt",
+            file,
+            type(exc).__name__,
         )
         return None
     return SavedState(

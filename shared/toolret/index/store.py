@@ -80,6 +80,22 @@ def http_client(
     return client
 
 
+def _forget_failed_system(path: str) -> None:
+    """Drop the system ChromaDB cached for ``path`` when starting it failed and no client uses it.
+
+    ChromaDB caches one system per directory for the whole process, before starting it; when the
+    start fails (damaged files) the broken system stays, and every later open of that path fails
+    (``'RustBindingsAPI' object has no attribute 'bindings'``), even after the files are restored
+    from a backup, as the error message advises.
+    """
+    from chromadb.api.shared_system_client import SharedSystemClient
+
+    systems = getattr(SharedSystemClient, "_identifier_to_system", None)
+    counts = getattr(SharedSystemClient, "_identifier_to_refcount", {})
+    if isinstance(systems, dict) and not counts.get(path):
+        systems.pop(path, None)
+
+
 class ChromaStore:
     """Reads and writes one knowledge base in a ChromaDB client.
 
@@ -94,10 +110,16 @@ class ChromaStore:
         if len(name) < 3:
             raise KnowledgeBaseError(f"collection name {name!r} is too short: ChromaDB needs 3 or more characters")
         self.persistent = path is not None or client is not None
+        #: True when this store made its client (and so may close it); a client you pass stays yours.
+        self.owns_client = client is None
         if client is not None:
             self.client = client
         elif path is not None:
-            self.client = chromadb.PersistentClient(path=path, settings=_settings())
+            try:
+                self.client = chromadb.PersistentClient(path=path, settings=_settings())
+            except Exception:
+                _forget_failed_system(path)
+                raise
         else:
             self.client = chromadb.EphemeralClient(settings=_settings())
             name = f"{name}_{uuid.uuid4().hex[:12]}"
@@ -139,6 +161,17 @@ class ChromaStore:
             f"{self.name}_history", metadata=meta, embedding_function=None
         )
         self._meta = self.client.get_or_create_collection(f"{self.name}_meta", metadata=meta, embedding_function=None)
+
+    def close(self) -> None:
+        """Release the client this store made. ChromaDB keeps one system per directory for the
+        whole process: one left behind by a failed open breaks every later open of that path
+        (``'RustBindingsAPI' object has no attribute 'bindings'``), even after the files are restored."""
+        close = getattr(self.client, "close", None)
+        if self.owns_client and callable(close):
+            try:
+                close()
+            except Exception as exc:  # noqa: BLE001 - a broken client is what is being released
+                logger.debug("closing the ChromaDB client failed (%s)", exc)
 
     def drop(self) -> None:
         """Delete both collections (used to free in-memory knowledge bases)."""

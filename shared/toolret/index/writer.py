@@ -77,8 +77,9 @@ class IndexWriter:
     # ------------------------------------------------------------------ documents and vectors
     def prepare(self, tools: Iterable[Any]) -> tuple[list[ToolDoc], dict[str, Any]]:
         """Tools -> validated, expanded ToolDocs (and the live objects among them, by id)."""
-        from toolret.sources.ingest import to_tool_doc
+        from toolret.sources.ingest import to_tool_doc, tool_list
 
+        tools = tool_list(tools)
         docs: list[ToolDoc] = []
         live: dict[str, Any] = {}
         seen: set[str] = set()
@@ -175,11 +176,11 @@ class IndexWriter:
 
     def bind(self, objects: Iterable[Any]) -> int:
         """Attach live objects to the stored tools they describe (after reopening); returns how many matched."""
-        from toolret.sources.ingest import to_tool_doc
+        from toolret.sources.ingest import to_tool_doc, tool_list
 
         matched: dict[str, Any] = {}
         names: dict[str, str] = {}
-        for obj in objects:
+        for obj in tool_list(objects):
             doc = to_tool_doc(obj)
             if doc.id in self.snapshot.index_of:
                 matched[doc.id] = obj
@@ -187,8 +188,8 @@ class IndexWriter:
         self.live.update(matched, names=names)
         return len(matched)
 
-    def remove(self, tool_ids: Iterable[str]) -> None:
-        ids = list(tool_ids)
+    def remove(self, tool_ids: str | Iterable[str]) -> None:
+        ids = [tool_ids] if isinstance(tool_ids, str) else list(tool_ids)
         with self.lock:
             current, _ = self._vectors()
             missing = [t for t in ids if t not in current]

@@ -22,6 +22,7 @@ import functools
 import importlib.metadata
 import json
 import logging
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +48,7 @@ __all__ = [
     "load_jsonl",
     "params_from_schema",
     "to_tool_doc",
+    "tool_list",
 ]
 
 logger = logging.getLogger("toolret")
@@ -360,6 +362,30 @@ def load_jsonl(path: str | Path) -> list[ToolDoc]:
     return docs
 
 
+def tool_list(tools: Any) -> Iterable[Any]:
+    """``tools`` as ``add``/``sync``/``bind`` read them: one tool (a ToolDoc, a dict, a callable,
+    a framework tool) is a list of one, as ``allowed_ids="x"`` is one id; any other iterable is
+    read as it is. A framework tool is a pydantic model, and iterating one yields its fields: a
+    single tool must not be mistaken for a list. A string is an error: it is no tool (and an id
+    is removed with ``kb.remove``).
+
+    >>> def ping(host: str) -> bool: ...
+    >>> tool_list(ping) == [ping], tool_list([ping]) == [ping]
+    (True, True)
+    """
+    if isinstance(tools, (str, bytes)):
+        raise InvalidToolError(
+            safe_label(str(tools)),
+            "tools",
+            "a string is not a tool; pass a tool or a list of tools (ToolDocs, dicts, callables, framework tools)",
+        )
+    if isinstance(tools, (ToolDoc, dict)) or callable(tools) or _framework_of(tools) is not None:
+        return [tools]
+    if not isinstance(tools, Iterable):
+        return [tools]  # to_tool_doc names what it cannot ingest
+    return tools
+
+
 def to_tool_doc(obj: Any) -> ToolDoc:
     """Whatever a user hands to the knowledge base, as a ToolDoc.
 
@@ -384,7 +410,8 @@ def to_tool_doc(obj: Any) -> ToolDoc:
     raise InvalidToolError(
         _label_of(obj),
         "tool",
-        f"cannot ingest a {type(obj).__name__}; pass a ToolDoc, a dict (OpenAI tool or benchmark record) or a callable",
+        f"cannot ingest a {type(obj).__name__}; pass a ToolDoc, a dict (OpenAI tool or benchmark record) or a "
+        "callable, or a list of them",
     )
 
 

@@ -72,6 +72,7 @@ def build_proxy(
     try:
         from mcp import MCPError
         from mcp.server.mcpserver import MCPServer
+        from mcp.server.mcpserver.exceptions import ToolError
         from mcp_types import CallToolResult, TextContent
     except ImportError:
         raise MissingDependencyError("mcp", extra="mcp", purpose="the MCP search proxy") from None
@@ -104,7 +105,10 @@ def build_proxy(
         best first, each with its name (pass it to call_tool), a short description and the JSON
         schema of its arguments."""
         hub = state["hub"]
-        result = await hub.kb.asearch(query, max(1, min(int(k), MAX_K)), config=config)
+        try:
+            result = await hub.kb.asearch(query, max(1, min(int(k), MAX_K)), config=config)
+        except ToolRetError as exc:  # the reason goes back to the client (isError), not only to our stderr
+            raise ToolError(f"{exc}. Describe the capability you need in a few words.") from exc
         tools = []
         for scored in result.tools:
             doc = hub.kb.get(scored.id)

@@ -47,3 +47,25 @@ def test_an_empty_field_loads_as_empty(tmp_path: Path) -> None:
     LexicalIndex.build(["", ""]).save(tmp_path / "e")
     empty = LexicalIndex.load(tmp_path / "e")
     assert empty.n_docs == 2 and not empty.scores("anything").any()
+
+
+def test_building_an_index_leaves_bm25s_as_quiet_as_the_users_logging() -> None:
+    import logging
+
+    records: list[logging.LogRecord] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            records.append(record)
+
+    root = logging.getLogger()
+    handler, level = Keep(), root.level
+    root.addHandler(handler)
+    root.setLevel(logging.WARNING)  # logging.basicConfig(level=logging.WARNING)
+    try:
+        LexicalIndex.build(TEXTS)
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(level)
+    noisy = [r.getMessage() for r in records if r.name.startswith("bm25s") and r.levelno < logging.WARNING]
+    assert noisy == []

@@ -188,3 +188,15 @@ def test_another_embedder_is_still_refused(saved_kb: Path) -> None:
     _forget_clients()
     with pytest.raises(ModelMismatchError, match="hash-embed"):
         ToolKnowledgeBase.load(saved_kb, embedder=CallableEmbedder(lambda t: [[1.0, 0.0]] * len(t), name="other"))
+
+
+def test_an_unreadable_file_is_reported_without_numpys_advice_to_unpickle(
+    saved_kb: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    (saved_kb / SNAPSHOT_FILE).write_bytes(b"not an npz file at all")
+    with caplog.at_level("WARNING", logger="toolret"):
+        kb = _open(saved_kb)
+    assert len(kb) == 20
+    text = " ".join(r.getMessage() for r in caplog.records if r.name == "toolret")
+    assert SNAPSHOT_FILE in text and "rebuilt" in text
+    assert "pickle" not in text.lower()

@@ -139,3 +139,27 @@ def test_definitions_sent_with_every_selection_are_counted_first():
     )
     assert fitted.ids == ["a"] and fitted.tokens == 7  # 4 always sent + 3 for "a"; "b" would make 10
     assert fitted.trace[-1].note == "7 of 7 tokens (1 always sent), words; left out 1 over the budget: b (3)"
+
+
+def test_a_budget_no_tool_fits_warns_naming_it_and_the_smallest_definition(kb, caplog):
+    ranked = kb.search("will it rain in Paris this week?", k=3).ids
+    smallest = min(_tokens(kb, t) for t in ranked)
+    with caplog.at_level(logging.WARNING, logger="toolret"):
+        result = kb.search("will it rain in Paris this week?", k=3, token_budget=5)
+    assert result.ids == []
+    assert "token_budget=5 fits none of the 3 selected tools" in caplog.text
+    assert f"the smallest definition takes {smallest} tokens" in caplog.text
+
+
+def test_keep_best_binds_the_best_tool_when_the_budget_fits_none(caplog):
+    tools = [ScoredTool(id=n, name=n, score=1.0) for n in ("a", "b")]
+    with caplog.at_level(logging.WARNING, logger="toolret"):
+        fitted = fit_definitions(
+            SearchResult(query="q", tools=tools),
+            lambda t: f"{t.name} two three",
+            token_budget=2,
+            counter=WORDS,
+            keep_best=True,
+        )
+    assert fitted.ids == ["a"] and fitted.tokens == 3
+    assert "token_budget=2 fits none of the 2 selected tools" in caplog.text and "'a'" in caplog.text

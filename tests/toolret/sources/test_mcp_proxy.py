@@ -134,3 +134,16 @@ async def test_proxy_forwards_to_a_streamable_http_server(embedder, http_server)
         assert found.structured_content["tools"][0]["name"] == "remote/gcd"
         result = await client.call_tool("call_tool", {"name": "remote/gcd", "arguments": {"a": 12, "b": 18}})
         assert result.structured_content == {"result": 6}
+
+
+@pytest.mark.slow
+async def test_a_bad_search_comes_back_to_the_client_as_a_readable_tool_error(embedder):
+    kb = ToolKnowledgeBase(embedder=embedder)
+    kb.add([{"name": "get_weather", "description": "Current weather for a city."}])
+    async with Client(build_proxy(kb=kb)) as client:
+        empty = await client.call_tool("search_tools", {"query": "", "k": 3})
+        assert empty.is_error and "query is empty" in _texts(empty)
+        blank = await client.call_tool("search_tools", {"query": "   ", "k": 3})
+        assert blank.is_error and "query is empty" in _texts(blank)
+        fine = await client.call_tool("search_tools", {"query": "weather in Oslo", "k": 3})
+        assert not fine.is_error and fine.structured_content["tools"][0]["name"] == "get_weather"

@@ -1,0 +1,96 @@
+"""The tools an agent keeps on offer across model calls: a bounded, recency-ordered working set.
+
+A selection is not only the latest search: an agent that searched for a tool, or called one,
+expects it on offer again ("and what about tomorrow?" names no tool, while the model, seeing the
+earlier call, calls it again). Every adapter needs the same three rules, so they live here once:
+
+* :func:`lru_add` — the bound set as a least-recently-used list cut to a cap, so a long
+  conversation never grows the prompt without bound (the LangChain tool-search agent);
+* :class:`RecentTools` — the last N tools an agent called, thread-safe (the LlamaIndex object
+  retriever's ``keep_used``);
+* :func:`within` — search hits and remembered tools sharing ``k`` slots, the best hit keeping
+  its slot;
+* :func:`capped` — at most a provider's tool limit, with a warning naming the cut.
+
+Example:
+    >>> lru_add(["a", "b", "c"], ["d", "a"], cap=3)
+    ['c', 'a', 'd']
+    >>> within(["w1", "w2", "w3"], ["used"], 3)
+    ['w1', 'w2', 'used']
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import TypeVar
+
+from toolret.errors import ConfigError
+
+__all__ = ["RecentTools", "capped", "lru_add", "within"]
+
+logger = logging.getLogger("toolret")
+
+T = TypeVar("T")
+
+
+def lru_add(bound: Sequence[str], names: Sequence[str], cap: int | None = None) -> list[str]:
+    """``bound`` with ``names`` made most recent (``names[0]`` the most), cut to the ``cap`` newest."""
+    out = list(bound)
+    for name in reversed(list(dict.fromkeys(names))):
+        if name in out:
+            out.remove(name)
+        out.append(name)
+    return out[-cap:] if cap is not None else out
+
+
+def within(found: Sequence[str], used: Sequence[str], limit: int) -> list[str]:
+    """Search hits and remembered tools in at most ``limit`` slots; the best hit keeps its slot."""
+    keep = max(1 if found else 0, limit - len(used))
+    return (list(found[:keep]) + list(used))[:limit]
+
+
+def capped(tools: list[T], limit: int, owner: str) -> list[T]:
+    """``tools`` cut to ``limit`` (put the tools that must stay first), with a warning when cut."""
+    if len(tools) <= limit:
+        return tools
+    logger.warning("%s: %d tools exceed tool_limit=%d; sending the first %d", owner, len(tools), limit, limit)
+    return tools[:limit]
+
+
+class RecentTools:
+    """The last ``size`` tool ids an agent called, most recent first; thread-safe; 0 keeps none."""
+
+    def __init__(self, size: int = 0) -> None:
+        if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+            raise ConfigError(f"keep_used must be a non-negative integer, got {size!r}")
+        self.size = size
+        self._ids: OrderedDict[str, None] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def remember(self, tool_id: str) -> None:
+        """Make ``tool_id`` the most recent (the oldest beyond ``size`` is forgotten)."""
+        if self.size == 0:
+            return
+        with self._lock:
+            self._ids.pop(tool_id, None)
+            self._ids[tool_id] = None
+            while len(self._ids) > self.size:
+                self._ids.popitem(last=False)
+
+    @property
+    def ids(self) -> list[str]:
+        with self._lock:
+            return list(reversed(self._ids))
+
+    def clear(self) -> None:
+        with self._lock:
+            self._ids.clear()
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def __repr__(self) -> str:
+        return f"RecentTools({self.ids!r}, size={self.size})"
