@@ -39,6 +39,7 @@ from typing import Any
 from langchain_core.tools import BaseTool
 
 from toolret.documents.docstrings import parse_docstring
+from toolret.documents.guards import plain_json
 from toolret.documents.tool_doc import ToolDoc
 from toolret.errors import InvalidToolError
 from toolret.sources.ingest import from_openai
@@ -82,9 +83,25 @@ def tool_to_doc(tool: BaseTool) -> ToolDoc:
         description=parsed.description or doc.description,
         response=doc.response or parsed.returns or source.returns,
         examples=doc.examples or parsed.examples or source.examples,
-        metadata={"framework": "langchain", "class": type(tool).__name__},
+        metadata=_metadata(tool),
     )
     return ToolDoc(parameters=params, **fields)
+
+
+def _metadata(tool: BaseTool) -> dict[str, Any]:
+    """What a scope (``where=``) reads of a LangChain tool: its ``tags``, and the plain-JSON entries of its
+    ``metadata`` (MCP tools loaded by langchain-mcp-adapters carry their ``annotations`` there); an
+    entry that is not plain JSON is left out with no error: it was never meant for toolret."""
+    meta: dict[str, Any] = {"framework": "langchain", "class": type(tool).__name__}
+    if tool.tags:
+        meta["tags"] = [str(t) for t in tool.tags]
+    for key, value in (tool.metadata or {}).items():
+        if isinstance(key, str) and key not in meta:
+            try:
+                meta[key] = plain_json(value, tool=tool.name, field=f"metadata.{key}")
+            except InvalidToolError:
+                continue
+    return meta
 
 
 def tools_to_docs(tools: Iterable[Any]) -> tuple[list[ToolDoc | Any], dict[str, BaseTool]]:

@@ -50,6 +50,7 @@ from typing_extensions import NotRequired
 from langchain_toolret.conversation import conversation_query, current_turn, earlier_turns, tool_results, turn_key
 from langchain_toolret.llm import resolve_chat_model
 from langchain_toolret.narrowing import DEFAULT_TOOL_LIMIT, Fallback, NarrowingMiddleware, Step
+from langchain_toolret.scope import ScopeSource
 from toolret import ConfigError, K, QueryError, RetrievalConfig, SearchResult, ToolKnowledgeBase, validate_k
 from toolret.llm.protocol import MalformedOutputError
 from toolret.llm.selector_options import with_selector_options
@@ -110,6 +111,10 @@ class ToolSelectionMiddleware(NarrowingMiddleware):
             or not; the ``always_include`` and ``search_tools`` tools counted first): the best
             selected tools that fit (:mod:`toolret.retrieval.definitions`; the ``definitions``
             trace step gives the tokens used and the counter). Works with ``k="auto"``.
+        scope: the request's tool scope (:mod:`langchain_toolret.scope`): the name of the runtime
+            context's key or attribute holding a :class:`~toolret.ToolScope`, a function of the context,
+            or a fixed scope. Every search runs within it, no tool outside it is bound or run; a
+            context without it is a :class:`~toolret.ScopeError`.
 
     Example::
 
@@ -140,6 +145,7 @@ class ToolSelectionMiddleware(NarrowingMiddleware):
         max_retries: int | None = None,
         on_parsing_failure: OnParsingFailure | None = None,
         token_budget: int | None = None,
+        scope: ScopeSource | None = None,
     ) -> None:
         limit = None if max_tools is _UNSET else ("auto" if max_tools is None else max_tools)
         if k is not None and limit is not None and k != limit:
@@ -168,6 +174,7 @@ class ToolSelectionMiddleware(NarrowingMiddleware):
             condensed_descriptions=condensed_descriptions,
             tool_limit=tool_limit,
             token_budget=token_budget,
+            scope=scope,
         )
         self.k: K = k
         self.query_builder = query_builder
@@ -223,4 +230,3 @@ class ToolSelectionMiddleware(NarrowingMiddleware):
         else:
             names = step.data["names"]
         return [*names, *step.data["discovered"]], update
-

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -24,17 +24,20 @@ from langchain.agents.middleware import (
     ModelRequest,
     ModelResponse,
 )
-from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.runnables import RunnableLambda
 from langchain_core.tools import BaseTool
+from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
 from langchain_toolret.condensed import CondensedTools
 from langchain_toolret.index import ToolIndex
 from langchain_toolret.options import selection_record
+from langchain_toolret.scope import ScopeSource, in_scope, scope_of, tools_in_scope
 from langchain_toolret.search_tool import DEFAULT_SEARCH_TOOL_NAME, create_search_tool
 from toolret import ConfigError, K, KnowledgeBaseError, RetrievalConfig, SearchResult, ToolKnowledgeBase
 from toolret.retrieval.definitions import validate_budget
+from toolret.retrieval.scope import as_scope, scoped
 from toolret.retrieval.working_set import capped
 
 __all__ = ["DEFAULT_TOOL_LIMIT", "Fallback", "NarrowingMiddleware", "Step"]
@@ -80,6 +83,7 @@ class NarrowingMiddleware(AgentMiddleware[Any, Any, Any]):
         tool_limit: int = DEFAULT_TOOL_LIMIT,
         search_min_score: float | None = None,
         token_budget: int | None = None,
+        scope: ScopeSource | None = None,
     ) -> None:
         super().__init__()
         if isinstance(fallback, str) and fallback not in ("all", "always_include"):
@@ -91,6 +95,8 @@ class NarrowingMiddleware(AgentMiddleware[Any, Any, Any]):
         self.fallback = fallback
         #: Most tools one model call is sent (the provider's limit), the fallback included.
         self.tool_limit = tool_limit
+        #: Where each request's tool scope comes from (:mod:`langchain_toolret.scope`; None: no scope).
+        self.scope = as_scope(scope) if isinstance(scope, Mapping) else scope  # a malformed fixed scope fails here
         #: Tokens the selected tools' definitions may take, the fixed tools' included (None: no budget).
         self.token_budget = validate_budget(token_budget)
         self.search_tool_name: str | None = None
@@ -268,11 +274,76 @@ class NarrowingMiddleware(AgentMiddleware[Any, Any, Any]):
 
         return RunnableLambda(select, afunc=aselect, name=self.name)
 
+    # ------------------------------------------------------------------ the request's scope
+    def _scoped_handler(
+        self, handler: Callable[[ModelRequest[Any]], Any], scope: Any
+    ) -> Callable[[ModelRequest[Any]], Any]:
+        """``handler`` sent only the tools in ``scope``, whichever path chose them (selection, pin, fallback)."""
+        keep = [self.search_tool_name] if self.search_tool_name else []
+
+        def call(request: ModelRequest[Any]) -> Any:
+            return handler(request.override(tools=tools_in_scope(request.tools, scope, self.index, keep)))
+
+        return call
+
+    def _refused(self, request: ToolCallRequest) -> ToolMessage | None:
+        """An error message for a call to a tool outside the request's scope (the tool is not run), else None."""
+        scope = scope_of(self.scope, request.runtime)
+        tool = request.tool
+        if scope is None or tool is None or tool.name == self.search_tool_name or in_scope(tool, scope, self.index):
+            return None
+        name = request.tool_call["name"]
+        return ToolMessage(
+            content=f"Tool {name!r} is not available.", tool_call_id=request.tool_call["id"], name=name, status="error"
+        )
+
+    def wrap_tool_call(self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Any]) -> Any:
+        """Run the call inside the request's scope (the ``search_tools`` tool searches within it);
+        a tool outside the scope is refused, not run."""
+        if self.scope is None:
+            return handler(request)
+        refused = self._refused(request)
+        if refused is not None:
+            return refused
+        with scoped(scope_of(self.scope, request.runtime)):
+            return handler(request)
+
+    async def awrap_tool_call(
+        self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[Any]]
+    ) -> Any:
+        """Async twin of :meth:`wrap_tool_call`."""
+        if self.scope is None:
+            return await handler(request)
+        refused = self._refused(request)
+        if refused is not None:
+            return refused
+        with scoped(scope_of(self.scope, request.runtime)):
+            return await handler(request)
+
     # ------------------------------------------------------------------ hooks
     def wrap_model_call(
         self, request: ModelRequest[Any], handler: Callable[[ModelRequest[Any]], ModelResponse[Any]]
     ) -> Any:
-        """Narrow the tools (retrieving when needed), then call the model."""
+        """Narrow the tools (retrieving when needed, within the request's scope), then call the model."""
+        scope = scope_of(self.scope, request.runtime)  # outside the fallback: a missing scope is a set-up error
+        if scope is None:
+            return self._narrowed_call(request, handler)
+        with scoped(scope):
+            return self._narrowed_call(request, self._scoped_handler(handler, scope))
+
+    async def awrap_model_call(
+        self, request: ModelRequest[Any], handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]]
+    ) -> Any:
+        """Async twin of :meth:`wrap_model_call`; indexing and search run off the event loop."""
+        scope = scope_of(self.scope, request.runtime)
+        if scope is None:
+            return await self._anarrowed_call(request, handler)
+        with scoped(scope):
+            return await self._anarrowed_call(request, self._scoped_handler(handler, scope))
+
+    def _narrowed_call(
+        self, request: ModelRequest[Any], handler: Callable[[ModelRequest[Any]], ModelResponse[Any]]
+    ) -> Any:
         start = time.perf_counter()
         step = self._split(request)  # outside the fallback: an always_include name it lacks is a set-up error
         try:
@@ -287,10 +358,9 @@ class NarrowingMiddleware(AgentMiddleware[Any, Any, Any]):
             narrowed, update = self._fallback(request, exc), None
         return self._respond(handler(self._outgoing(narrowed)), update)
 
-    async def awrap_model_call(
+    async def _anarrowed_call(
         self, request: ModelRequest[Any], handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]]
     ) -> Any:
-        """Async twin of :meth:`wrap_model_call`; indexing and search run off the event loop."""
         start = time.perf_counter()
         step = self._split(request)
         try:
