@@ -1,17 +1,9 @@
-"""Agentic tool search: the model finds its own tools, with a bounded working set.
+"""Agentic tool search: the model finds its own tools (``search_tools``), with a bounded working set.
 
-In the spirit of langgraph-bigtool, the model gets a ``search_tools(query)`` tool and the
-tools it finds are bound from its next call on. What differs, and why:
-
-* built on LangChain 1.x's ``create_agent`` (LangGraph 1.x), so ``system_prompt``, custom
-  ``state_schema``, ``response_format``, checkpointers and other middleware work as usual;
-* ``search_tools`` answers with names *and* one-line descriptions, so the model can choose
-  without another round-trip;
-* the bound set is an LRU list of at most ``max_tools`` names (kept in the agent state as
-  ``selected_tool_ids``): a found or used tool becomes most recent, the least recently used
-  one is evicted — a long conversation does not grow the prompt without bound;
-* the first model call of each user turn is seeded with a pre-retrieval of ``seed_k`` tools
-  for the user message, so a simple request needs no search round-trip.
+Built on LangChain's ``create_agent`` (so its options and middleware work as usual); the bound set
+is the engine's least-recently-used list of at most ``max_tools`` names
+(:func:`toolret.retrieval.working_set.lru_add`), seeded each user turn with ``seed_k`` tools for the
+user message. docs/langchain.md ("Agentic mode") says how it differs from langgraph-bigtool.
 
 Example::
 

@@ -1,24 +1,9 @@
 """``langgraph-bigtool``'s ``create_agent``, with toolret's retrieval behind ``retrieve_tools``.
 
-Migrating is one line — the import::
-
-    # from langgraph_bigtool import create_agent
-    from langchain_toolret.bigtool import create_agent
-
-    builder = create_agent(llm, tool_registry, limit=2)      # same arguments, same return
-    agent = builder.compile()                                 # no store needed: toolret indexes
-
-What is the same: ``create_agent(llm, tool_registry, *, limit=2, filter=None,
-namespace_prefix=("tools",), retrieve_tools_function=None, retrieve_tools_coroutine=None)``
-returns an *uncompiled* ``StateGraph`` whose state is ``messages`` plus ``selected_tool_ids``
-(registry ids, only ever added to); the model starts with a ``retrieve_tools(query)`` tool, and
-the tools it retrieves are bound from its next call on. A custom retrieval function (returning
-registry ids, optionally taking a ``BaseStore`` argument) is used as it is.
-
-What differs: no LangGraph store has to hold embedded tool descriptions — the registry is
-indexed by toolret (field-aware, offline, in memory; ``knowledge_base=`` takes one you built),
-so ``namespace_prefix`` is accepted and unused. ``filter`` keeps the registry tools whose
-``metadata`` has every given key/value. ``min_score`` (toolret only) leaves out weak matches.
+The same arguments and return (an uncompiled ``StateGraph`` of ``messages`` + ``selected_tool_ids``);
+the registry is indexed by toolret instead of a LangGraph store, so ``namespace_prefix`` is unused;
+``filter`` keeps tools whose ``metadata`` holds every key/value; ``min_score`` leaves out weak
+matches. Migrating is the import (docs/langchain.md, "Migrating from langgraph-bigtool").
 
 Example:
     >>> from langchain_core.tools import tool

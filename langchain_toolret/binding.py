@@ -1,10 +1,6 @@
-"""LangChain tools as ``bind_tools`` sends them (``convert_to_openai_tool``), converted once per tool
-object, and what happens to one that cannot be sent: the engine's
-:class:`toolret.retrieval.definitions.DefinitionCache`. A tool whose ``args_schema`` does not
-convert (a dangling ``$ref``) would raise inside the model call and end the turn for every other
-tool; the selection leaves it out (:meth:`langchain_toolret.index.ToolIndex.fit`) and every place
-that binds (middleware, model node, bigtool agent) passes its list through
-:meth:`~toolret.retrieval.definitions.DefinitionCache.bindable`, which drops it with a warning.
+"""LangChain tools as ``bind_tools`` sends them, converted once per tool object: the engine's
+:class:`toolret.retrieval.definitions.DefinitionCache` over ``convert_to_openai_tool``. A tool that
+cannot be bound is left out of a selection, and of any list bound, with a warning naming it.
 
 Example:
     >>> from langchain_core.tools import StructuredTool

@@ -1,18 +1,8 @@
-"""Condensed tool descriptions for the model: copies of LangChain tools carrying the card's text.
+"""Condensed tool descriptions: copies of LangChain tools whose ``description`` is the card's text.
 
-The engine gives every indexed tool a condensed card (:mod:`toolret.cards.card`), and
-:func:`toolret.cards.card.agent_description` is the text an agent should read about it: an offline
-card's first sentence, or an LLM card's description, usage line and example call. With
-``condensed_descriptions=True`` the adapters bind :class:`CondensedTools` copies instead of the
-user's tools: the same class, ``func``/``coroutine`` and ``args_schema`` (so the tool still runs
-and its JSON parameters are unchanged), only ``description`` replaced. The user's tool objects
-are never modified.
-
-Where the text comes from, the cache and the never-fail rule are the engine's
-(:class:`toolret.cards.condensing.CondensedCopies`): the knowledge base's document for the tool's
-name (with its LLM card if one was written); a tool the knowledge base does not hold
-(``always_include`` tools, which the middleware does not index) gets the offline card indexing
-would have given it.
+With ``condensed_descriptions=True`` the adapters bind these copies (same class, function and
+``args_schema``; the user's tools are never modified). The text, the cache and the never-fail rule
+are the engine's (:class:`toolret.cards.condensing.CondensedCopies`, :func:`toolret.cards.card.agent_description`).
 
 Example:
     >>> from langchain_core.tools import tool

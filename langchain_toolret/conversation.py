@@ -1,18 +1,10 @@
-"""From a conversation to retrieval queries, and to the identity of the current user turn.
+"""From a LangChain conversation to retrieval queries, and to the identity of the current user turn.
 
-Selecting tools from the last human message alone fails on real follow-ups: "and in
-Fahrenheit?" names no tool. Reading every message together with the earlier turns fails the
-other way: after "send an email to Bob", "is it raining in Oslo?" would inherit the e-mail
-tool. So the latest user message is always the query (:func:`conversation_query`) and its
-selection is the turn's; the earlier user messages are context (:func:`follow_up_query`) used
-only when the message is a follow-up, by the engine's rule (:mod:`toolret.retrieval.follow_up`,
-whose :func:`refers_back` this module re-exports): it opens as a continuation ("and in…",
-"what about…"), names a back-reference ("there", "again", "the same") — a pronoun alone is not
-enough — or it does not retrieve well on its own. Even then the context only fills the places
-of the message's weakly matched tools (:meth:`~langchain_toolret.index.ToolIndex.search_turn`).
-
-A *turn* is everything after one user message; its key is that message's id, which is how a
-selection is pinned for the whole tool loop.
+The latest user message is the query (:func:`conversation_query`) and its selection is the turn's;
+earlier user messages are context only for a follow-up, by the engine's rule
+(:mod:`toolret.retrieval.follow_up`; :func:`refers_back` is re-exported). Which turns are the
+user's is the engine's reading of any message shape (:func:`toolret.retrieval.conversation.user_turns`).
+A turn's key (the user message's id) pins a selection for the whole tool loop.
 
 Example:
     >>> from langchain_core.messages import AIMessage, HumanMessage
@@ -32,16 +24,16 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
-from toolret.retrieval.conversation import CONTEXT_TURNS, as_chat_history, context_query
+from toolret.retrieval.conversation import CONTEXT_TURNS, as_chat_history, context_query, user_turns
 from toolret.retrieval.follow_up import refers_back
 
 __all__ = ["conversation_query", "current_turn", "earlier_turns", "follow_up_query", "refers_back", "turn_key"]
 
 
 def _human_indexes(messages: Sequence[BaseMessage]) -> list[int]:
-    return [i for i, m in enumerate(messages) if isinstance(m, HumanMessage) and m.text.strip()]
+    return [i for i, _ in user_turns(messages)]
 
 
 def conversation_query(messages: Sequence[BaseMessage]) -> str | None:
@@ -50,10 +42,8 @@ def conversation_query(messages: Sequence[BaseMessage]) -> str | None:
     Its length is not cut here: every entry point hands it to the engine, whose one rule
     (:mod:`toolret.retrieval.query_text`) searches the informative part of a long request.
     """
-    humans = _human_indexes(messages)
-    if not humans:
-        return None
-    return " ".join(messages[humans[-1]].text.split())
+    turns = user_turns(messages)
+    return " ".join(turns[-1][1].split()) if turns else None
 
 
 def follow_up_query(messages: Sequence[BaseMessage], *, context_turns: int = CONTEXT_TURNS) -> str | None:

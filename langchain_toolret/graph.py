@@ -1,22 +1,11 @@
 """The retrieval pipeline as a LangGraph subgraph: one node per phase, the reflection loop as an edge.
 
-``build_tool_retrieval_graph`` compiles ``plan → retrieve → fuse → rerank → reflect`` with a
-conditional edge from ``reflect`` back to ``retrieve`` while sub-tasks stay uncovered (the
-engine bounds the rounds by ``RetrievalConfig.reflect_rounds``). Each node calls the engine's
-own stage on the search (:meth:`toolret.retrieval.search.Search.run_stage`), and every edge asks
-the search (:meth:`~toolret.retrieval.search.Search.next_stage`) which stage follows, so the subgraph returns
-exactly what ``ToolKnowledgeBase.search`` returns — but every phase shows up in LangGraph's
-streaming and tracing, and a parent graph can run it as a node.
-
-Input: ``messages`` (the query is the latest user message; earlier turns are searched too only
-for a follow-up, :meth:`~langchain_toolret.index.ToolIndex.search_turn`) or ``query``. Output:
-``selected_tools`` (tool names, ``always_include`` first), ``trace`` (the engine's
-``TraceStep`` list) and ``result`` (the full ``SearchResult``). The engine's working state
-lives in an untracked channel: it is never checkpointed. A parent graph keeps the output only
-in keys its own state has: a plain ``MessagesState`` parent would drop it, so pass the parent
-(``parent=builder``) and a parent without ``selected_tools`` is refused when the graph is built
-(use :class:`~langchain_toolret.nodes.ToolRetrievalState`, or the middleware). A conversation
-without a user message raises :class:`toolret.QueryError` rather than selecting nothing.
+Each node runs the engine's own stage (:meth:`toolret.retrieval.search.Search.run_stage`) and each
+edge asks the search which stage follows (``next_stage``), so the subgraph returns exactly what
+``ToolKnowledgeBase.search`` returns, with every phase in LangGraph's streaming and tracing.
+Input ``messages`` or ``query``; output ``selected_tools`` (``always_include`` first), ``trace`` and
+``result``; the engine's state is an untracked channel (never checkpointed). A parent graph
+without ``selected_tools`` would drop the output: pass ``parent=`` and it is refused at build time.
 
 Example:
     >>> from langchain_core.tools import tool

@@ -1,11 +1,9 @@
 """A toolret knowledge base together with the live LangChain tools behind its ids.
 
-Every adapter in this package needs the same things: index a set of LangChain tools (once,
-and again only when the set changes), search, and turn retrieved ids back into the tool
-objects the agent calls. The engine's :class:`~toolret.retrieval.agent_tools.AgentTools` does
-that for any framework; :class:`ToolIndex` adds LangChain's parts: its tools converted one bad
-tool at a time (:mod:`langchain_toolret.tool_docs`), LangChain chat models as the LLM, a
-conversation of LangChain messages, and definitions as ``bind_tools`` sends them.
+The engine's :class:`~toolret.retrieval.agent_tools.AgentTools` does the work for any framework;
+:class:`ToolIndex` adds LangChain's parts: tools converted one bad tool at a time
+(:mod:`langchain_toolret.tool_docs`), chat models as the LLM, conversations of LangChain messages,
+and definitions as ``bind_tools`` sends them.
 
 Example:
     >>> from langchain_core.tools import tool

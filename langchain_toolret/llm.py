@@ -1,10 +1,7 @@
 """A LangChain chat model as toolret's :class:`~toolret.llm.LLM`, for the engine's LLM steps.
 
-The ``full`` preset plans queries (and reranks) with an LLM. A LangChain user already has a
-configured chat model — keys, base URL, retries, callbacks — so :class:`ChatModelLLM` lets
-the engine use it through ``with_structured_output`` instead of a second client. The engine
-calls it through :func:`toolret.llm.structured_call`, which bounds the time, feeds malformed
-output back for a retry and degrades the step to its offline path on failure.
+The user's configured chat model (keys, base URL, callbacks) answers through
+``with_structured_output``; the engine calls it through :func:`toolret.llm.structured_call`.
 
 Example:
     >>> from pydantic import BaseModel

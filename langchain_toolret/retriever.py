@@ -1,11 +1,9 @@
 """``ToolRetriever``: toolret as a LangChain retriever of tools.
 
-A LangChain retriever returns ``Document``s for a query; this one returns one ``Document``
-per retrieved tool, so anything that consumes retrievers (chains, ``EnsembleRetriever``,
-LangSmith traces, evaluation harnesses) works with tools too. The document's ``id`` is the
-tool id; its ``metadata`` carries the evidence of the score (per-field scores, penalty,
-sub-task) so a trace explains why a tool came back. :meth:`ToolRetriever.get_tools` gives
-the live tool objects instead, ready for ``bind_tools``.
+One ``Document`` per retrieved tool (``id``: the tool id; ``metadata``: the score's evidence), so
+anything that consumes retrievers works with tools; :meth:`ToolRetriever.get_tools` gives the live
+tools instead, ready for ``bind_tools``. :class:`Selection` carries a retriever's settings into the
+LangGraph node and subgraph built over it.
 
 Example:
     >>> from langchain_core.tools import tool

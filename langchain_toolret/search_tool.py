@@ -1,12 +1,8 @@
-"""The ``search_tools`` tool: lets the model widen its own tool set mid-conversation.
+"""The ``search_tools`` tool: the model widens its own tool set mid-conversation.
 
-Retrieval before the model call can miss a tool the model only discovers it needs while
-working. The model calls ``search_tools("convert a PDF to text")``; the result names each
-found tool with a one-line description (so the model can judge it without a second
-round-trip), and the names travel in the ``ToolMessage.artifact`` so the selector binds
-those tools from the next model call on. With ``condensed_descriptions=True`` that line is
-the first sentence of the tool's condensed agent description (:mod:`langchain_toolret.condensed`),
-so an LLM-written card's summary is what the model reads.
+The answer names each found tool with a one-line description (its condensed card's with
+``condensed_descriptions=True``), and the names travel in ``ToolMessage.artifact`` so the selector
+binds those tools from the next model call on.
 
 Example:
     >>> from langchain_core.tools import tool

@@ -1,10 +1,7 @@
 """A scripted chat model for offline examples and tests of agents that use toolret.
 
-LangChain's ``GenericFakeChatModel`` cannot ``bind_tools``, so an agent built on it never
-shows which tools the model was offered. :class:`ScriptedChatModel` binds tools the way a
-real provider integration does (``convert_to_openai_tool``), records the exact tool
-definitions every call received, and answers from a script — which is what you need to
-check that a tool selector narrowed the set, or to run an example without an API key.
+Unlike ``GenericFakeChatModel`` it can ``bind_tools`` (as a provider does, ``convert_to_openai_tool``)
+and records the tool definitions every call received, so a test sees which tools the model was offered.
 
 Example:
     >>> from langchain_core.tools import tool

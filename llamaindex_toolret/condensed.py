@@ -1,19 +1,9 @@
-"""Condensed tool descriptions for the agent: copies of LlamaIndex tools carrying the card's text.
+"""Condensed tool descriptions: copies of LlamaIndex tools whose description is the card's text.
 
-The engine gives every indexed tool a condensed card (:mod:`toolret.cards.card`), and
-:func:`toolret.cards.card.agent_description` is the text an agent should read about it: an offline
-card's first sentence, or an LLM card's description, usage line and example call.
-``FunctionTool.from_defaults`` packs a signature line and the whole docstring into the
-description; with ``as_retriever(condensed_descriptions=True)`` the agent gets
-:class:`CondensedTools` copies instead: a shallow copy of the tool (same function, query engine
-and ``fn_schema``, so calling it runs the same code) whose ``metadata`` is a
-``dataclasses.replace`` of the original with only ``description`` changed. The user's tools
-and their metadata are never modified.
-
-Where the text comes from, the cache and the never-fail rule are the engine's
-(:class:`toolret.cards.condensing.CondensedCopies`): the knowledge base's document for the tool's
-name (with its LLM card if one was written); a tool the knowledge base does not hold gets the
-offline card indexing would have given it.
+With ``as_retriever(condensed_descriptions=True)`` the agent gets shallow copies (same function,
+query engine and ``fn_schema``) whose ``metadata`` differs only in ``description``; the user's tools
+are never modified. The text, the cache and the never-fail rule are the engine's
+(:class:`toolret.cards.condensing.CondensedCopies`, :func:`toolret.cards.card.agent_description`).
 
 Example:
     >>> from llama_index.core.tools import FunctionTool

@@ -1,15 +1,10 @@
 """LlamaIndex tools in and out of toolret's :class:`~toolret.documents.tool_doc.ToolDoc`.
 
-Any LlamaIndex ``BaseTool`` (``FunctionTool``, ``QueryEngineTool``, a ``ToolSpec``'s tools...)
-describes itself through ``metadata``: ``name``, ``description`` and ``fn_schema``. Stock
-``ObjectIndex`` embeds all three as one blob; toolret needs them in separate fields, and
-``FunctionTool.from_defaults`` packs a signature line and the raw docstring (``Args:``,
-``Returns:``) into ``description``. :func:`tool_to_doc` splits that text back into the
-MFTR fields, so the description field holds prose, each parameter gets its own sentence and
-the ``Returns:`` section becomes the response field.
-
-:func:`doc_to_tool` goes the other way: a registry tool known only as a schema (an OpenAI
-tool dict, a benchmark record) becomes a LlamaIndex ``FunctionTool`` an agent can be handed.
+:func:`tool_to_doc` splits ``metadata`` (``name``, ``description`` with the signature line and
+``Args:``/``Returns:`` sections ``FunctionTool.from_defaults`` packs in, ``fn_schema``) into the MFTR
+fields; :func:`tolerant_doc` degrades a tool that does not convert, per tool, the engine's way
+(:mod:`toolret.sources.tolerant`); :func:`doc_to_tool` turns a tool known only as a schema into a
+``FunctionTool`` (its arguments from :func:`toolret.documents.params_model.params_model`).
 
 Example:
     >>> from llama_index.core.tools import FunctionTool

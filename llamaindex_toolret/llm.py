@@ -1,18 +1,9 @@
 """A LlamaIndex ``LLM`` as toolret's :class:`toolret.llm.LLM`, for the LLM steps of a search.
 
-Users of LlamaIndex already hold a configured model (``OpenAI``, ``Ollama``, ``Anthropic``,
-a ``CustomLLM``...). :class:`LlamaIndexLLM` lets the ``full`` preset plan, rerank and reflect
-with it: each step asks for a pydantic model through LlamaIndex's own
-``structured_predict`` / ``astructured_predict`` (function calling where the model supports
-it, a JSON output parser otherwise).
-
-Contract with the engine (see :mod:`toolret.llm`): the call is bounded by ``timeout``
-(:class:`TimeoutError`); output that does not fit the schema raises
-:class:`~toolret.llm.MalformedOutputError` so :func:`~toolret.llm.structured_call` can retry
-with feedback; anything else the model or its client raises becomes
-:class:`~toolret.llm.LLMError`. Message text goes to the model verbatim: LlamaIndex's prompt
-formatter substitutes only the variables it is given, and none are given, so braces in tool
-descriptions are data, never template slots.
+Each step asks for a pydantic model through ``structured_predict`` / ``astructured_predict``
+(function calling where the model supports it, a JSON output parser otherwise); the deadline and
+the error contract are the engine's (:mod:`toolret.llm.bounded`). Message text goes to the model
+verbatim: no template variables are given, so braces in tool descriptions are data.
 
 Example::
 

@@ -1,12 +1,9 @@
-"""The map between tool ids in the knowledge base and the live LlamaIndex tool objects.
+"""The map between tool ids and the live LlamaIndex tool objects.
 
-A knowledge base stores documents, not Python objects; an agent needs the objects back.
-:class:`ToolNodeMapping` plays the part of LlamaIndex's ``SimpleToolNodeMapping`` (tools keyed
-by name), and unlike it can be persisted: it writes the tool *names* as JSON (never a pickle),
-and the live tools are re-attached by name when the index is loaded. The tools themselves live
-in the engine's :class:`~toolret.index.live_tools.LiveTools` map: a ``ToolObjectIndex``'s mapping
-is a view of its knowledge base's ``kb.live_tools``, so ``kb.tool(name)`` and the agent's tool
-are one object, and a tool the knowledge base removes (``remove``, ``sync``) is gone from both.
+:class:`ToolNodeMapping` plays ``SimpleToolNodeMapping``'s part (tools keyed by name) and can be
+persisted: the tool *names* as JSON (:mod:`toolret.index.names_file`, never a pickle), the live tools
+re-attached by name on load. It is a view of the knowledge base's ``kb.live_tools``, so ``kb.tool(name)``
+and the agent's tool are one object.
 """
 
 from __future__ import annotations

@@ -1,21 +1,9 @@
 """``ToolObjectIndex``: LlamaIndex's ``ObjectIndex`` surface over a toolret knowledge base.
 
-Existing code keeps working with one changed import::
-
-    from llamaindex_toolret import ToolObjectIndex as ObjectIndex
-
-    obj_index = ObjectIndex.from_objects(tools)
-    agent = FunctionAgent(tool_retriever=obj_index.as_retriever(similarity_top_k=5), llm=llm)
-
-Differences from stock ``ObjectIndex``, each on purpose:
-
-* objects must be tools (``BaseTool`` or plain callables, wrapped into ``FunctionTool``);
-  ``from_node_fn``/``to_node_fn`` for arbitrary objects are refused with a clear error;
-* embeddings are toolret's packaged all-MiniLM-L6-v2 unless ``embedder=`` or ``embed_model=``
-  says otherwise (never ``Settings.embed_model``, so nothing calls a paid API by surprise);
-* without ``similarity_top_k`` a retriever returns 5 tools (stock: 2);
-* ``persist`` stores the tool mapping too (names as JSON), and ``from_persist_dir`` takes the
-  live tools and re-attaches them by name.
+One changed import (``from llamaindex_toolret import ToolObjectIndex as ObjectIndex``); the
+differences from the stock index, each on purpose, are in docs/llamaindex.md. Attaching live tools
+to a reopened index and persisting it elsewhere are the engine's
+(:func:`toolret.retrieval.agent_tools.attach`, :func:`~toolret.retrieval.agent_tools.persist_to`).
 """
 
 from __future__ import annotations

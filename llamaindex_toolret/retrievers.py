@@ -1,31 +1,15 @@
-"""LlamaIndex retrievers over a toolret knowledge base.
+"""LlamaIndex retrievers over a toolret knowledge base (docs/llamaindex.md).
 
-Two layers, as in LlamaIndex itself:
+* :class:`ToolRetriever`, a ``BaseRetriever``: one ``NodeWithScore`` per tool, toolret's evidence
+  in ``node.metadata``.
+* :class:`ToolObjectRetriever`, an ``ObjectRetriever`` (what the workflow agents accept as
+  ``tool_retriever``): the live tools.
 
-* :class:`ToolRetriever` is a plain ``BaseRetriever``: a query in, ``NodeWithScore`` out, one
-  node per tool with the tool's name and toolret's evidence (field scores, penalty, sub-task)
-  in ``node.metadata``. Compose it with any ``ObjectRetriever`` or node postprocessor.
-* :class:`ToolObjectRetriever` is an ``ObjectRetriever`` — the only type the workflow agents
-  (``FunctionAgent``, ``ReActAgent``, ``CodeActAgent``, ``AgentWorkflow``) accept as
-  ``tool_retriever`` — returning the live tools.
-
-Both honour the agents' contract: they are queried with the user message before each model
-call and again with the exact tool *name* when the model calls a tool, so a query that is
-exactly a tool's name is a lookup that returns that tool (no search, no postprocessor can drop
-it).
-
-Used-tool memory is explicit. By default an object retriever keeps no state between queries:
-one retriever may serve many unrelated requests (or users), and a tool called for one request
-is never offered to another. ``keep_used=N`` makes the retriever *one conversation*: the last
-N tools the agent called are offered again on its later queries, so a follow-up such as "and
-what about tomorrow?" — which names no tool, while the model, seeing the earlier call in its
-history, calls that tool again (llama_index issue 15515) — finds it offered. They take slots
-within ``similarity_top_k`` (the best search hit always keeps its slot); ``used_beyond_k=True``
-appends them after the k search results instead. Create one such retriever per conversation
-(``index.as_retriever()`` is cheap: the knowledge base is shared) and :meth:`~ToolObjectRetriever.reset`
-it to start over. With ``condensed_descriptions=True`` it returns copies of the tools described
-by their condensed card (:mod:`llamaindex_toolret.condensed`), so the agent reads fewer tokens
-per tool.
+Both honour the agents' contract: a query that is exactly a tool's name returns that tool (the
+agent asks again by name when the model calls one). ``keep_used=N`` makes an object retriever one
+conversation, keeping the last N called tools on offer (the engine's
+:class:`~toolret.retrieval.working_set.RecentTools` and :func:`~toolret.retrieval.working_set.within`);
+by default it keeps no state and may serve unrelated requests.
 """
 
 from __future__ import annotations
@@ -45,6 +29,7 @@ from llamaindex_toolret.condensed import CondensedTools
 from llamaindex_toolret.mapping import ToolNodeMapping
 from toolret import K, RetrievalConfig, ScoredTool, SearchResult, ToolKnowledgeBase, validate_k
 from toolret.errors import ConfigError, QueryError, ToolNotFoundError
+from toolret.retrieval.conversation import earlier_than
 from toolret.retrieval.definitions import validate_budget
 from toolret.retrieval.working_set import RecentTools, within
 
@@ -67,19 +52,6 @@ def _check_k(k: Any, config: RetrievalConfig | None) -> K:
         return validate_k(k, config)
     except QueryError as exc:
         raise ConfigError(f"similarity_top_k (k): {exc}") from None
-
-
-def _before(messages: list[Any], query: str) -> list[Any]:
-    """The chat before ``query``: the agent stores the request in its memory before it retrieves
-    (and its tool calls after it, on later steps), so its latest user turn is the query itself."""
-    turns = list(messages)
-    for i in range(len(turns) - 1, -1, -1):
-        role = getattr(turns[i], "role", None)
-        if str(getattr(role, "value", role)) == "user":
-            if str(getattr(turns[i], "content", "") or "").strip() == query.strip():
-                return turns[:i]
-            break
-    return turns
 
 
 class ToolRetriever(BaseRetriever):
@@ -180,14 +152,14 @@ class ToolRetriever(BaseRetriever):
         hit = self.lookup(query_bundle.query_str)
         if hit is not None:
             return [hit]
-        turns = _before(self.memory.get_all(), query_bundle.query_str) if self.memory is not None else None
+        turns = earlier_than(self.memory.get_all(), query_bundle.query_str) if self.memory is not None else None
         return self._nodes(self.kb.search(query_bundle.query_str, conversation=turns, **self._options()))
 
     async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         hit = self.lookup(query_bundle.query_str)
         if hit is not None:
             return [hit]
-        turns = _before(await self.memory.aget_all(), query_bundle.query_str) if self.memory is not None else None
+        turns = earlier_than(await self.memory.aget_all(), query_bundle.query_str) if self.memory is not None else None
         return self._nodes(await self.kb.asearch(query_bundle.query_str, conversation=turns, **self._options()))
 
 

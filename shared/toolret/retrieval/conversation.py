@@ -12,14 +12,14 @@ naming the turn at fault, not a failure deep inside a prompt builder.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from toolret.documents.guards import clean_query
 from toolret.errors import QueryError
 from toolret.llm.protocol import ChatMessage
 
-__all__ = ["CONTEXT_TURNS", "MAX_TURNS", "as_chat_history", "context_query"]
+__all__ = ["CONTEXT_TURNS", "MAX_TURNS", "as_chat_history", "context_query", "earlier_than", "user_turns"]
 
 #: Framework role names mapped to the three roles the LLM protocol knows.
 _ROLE_OF = {
@@ -111,3 +111,36 @@ def context_query(query: str, history: Iterable[ChatMessage], *, turns: int = CO
     if not earlier or turns < 1:
         return None
     return f"{' '.join(query.split())} (context: {' | '.join(earlier)})"
+
+
+def _user_text(turn: Any) -> str | None:
+    """The text of ``turn`` when it is the user's (None for any other turn, or one no shape fits)."""
+    try:
+        role, content = _role_and_content(turn, "turn")
+        return _content_text(content, "turn") if _ROLE_OF.get(str(role).lower()) == "user" else None
+    except QueryError:
+        return None
+
+
+def user_turns(turns: Sequence[Any]) -> list[tuple[int, str]]:
+    """``(position, text)`` of each user turn with text, oldest first, whatever the framework's
+    message shape (the adapters find "the latest user message" of a conversation with it).
+
+    >>> user_turns([("user", "weather in Oslo"), ("assistant", "Rain."), ("user", "  ")])
+    [(0, 'weather in Oslo')]
+    """
+    out = [(i, text) for i, turn in enumerate(turns) if (text := _user_text(turn)) is not None]
+    return [(i, text) for i, text in out if text.strip()]
+
+
+def earlier_than(turns: Sequence[Any], query: str) -> list[Any]:
+    """The chat before ``query``: an agent that stores the request in its memory before it
+    retrieves (LlamaIndex's) has the query itself as its latest user turn, which is cut off.
+
+    >>> earlier_than([("user", "weather in Oslo"), ("assistant", "Rain."), ("user", "and Rome?")], "and Rome?")
+    [('user', 'weather in Oslo'), ('assistant', 'Rain.')]
+    """
+    found = user_turns(turns)
+    if found and found[-1][1].strip() == query.strip():
+        return list(turns[: found[-1][0]])
+    return list(turns)
