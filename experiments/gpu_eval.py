@@ -21,14 +21,14 @@ from typing import Any
 import numpy as np
 
 from toolret.eval.folds import FOLDS, TRAIN_FOLDS, TRAIN_SETS
-from toolret.index.embedding import CallableEmbedder, resolve_embedder
+from toolret.index.embedding import STOCK_EMBEDDER_NAME, CallableEmbedder, resolve_embedder
 from toolret.training.benchmarks import evaluate_model
 from toolret.training.lodo_table import format_rows
 
 
 def lookup_embedder(texts: list[str], vectors: np.ndarray, name: str, misses: list[str]) -> Any:
     table = {t: vectors[i].astype(np.float32) for i, t in enumerate(texts)}
-    stock = resolve_embedder(None)
+    stock = resolve_embedder(STOCK_EMBEDDER_NAME)  # the model the texts were recorded with
 
     def embed(batch: list[str]) -> np.ndarray:
         missing = [t for t in batch if t not in table]

@@ -204,6 +204,11 @@ def run_bench(args: argparse.Namespace) -> int:
                         entry = report.to_json_dict()
                         entry.update(level="name" if name_level else "id", index_seconds=seconds, split="all")
                         entry["embedder"] = None if method == "bm25" else embedder.name
+                        # Per query (sample order), so two embedders' rows pair query by query for
+                        # the model rule (toolret.training.model_rule); bench.md shows the means.
+                        entry["per_query"] = {
+                            m: [round(q.metrics[m], 4) for q in report.per_query] for m in ("recall@5", "ndcg@10")
+                        }
                         results.append(entry)
                 if embedder is not embedders[0]:
                     continue  # a compared embedder gets the main rows; ablations and fits stay the default's

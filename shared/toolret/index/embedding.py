@@ -52,7 +52,7 @@ STOCK_EMBEDDER_NAME = ONNX_EMBEDDER_NAME
 #: toolret's own embedder, trained on tool requests and shipped in this package (docs/models.md).
 SHIPPED_EMBEDDER_NAME = "packaged:toolret-embed-mini"
 #: The model of every new knowledge base, the CLI and the adapters.
-DEFAULT_EMBEDDER_NAME = STOCK_EMBEDDER_NAME  # TODO(issue 34): SHIPPED_EMBEDDER_NAME once the weights land
+DEFAULT_EMBEDDER_NAME = SHIPPED_EMBEDDER_NAME
 #: Stock models: a knowledge base built with one opens with it, and says once that re-indexing switches.
 STOCK_EMBEDDER_NAMES = frozenset({ONNX_EMBEDDER_NAME, ONNX_DYNAMIC_EMBEDDER_NAME, "packaged:all-MiniLM-L6-v2"})
 

@@ -26,7 +26,13 @@ from toolret.documents.tool_doc import INDEX_FIELDS, ToolDoc
 from toolret.errors import KnowledgeBaseError
 from toolret.index import snapshot_file
 from toolret.index.adaptation import load_hubness, save_hubness
-from toolret.index.embedding import TORCH_EMBEDDER_NAME, Embedder, resolve_embedder
+from toolret.index.embedding import (
+    DEFAULT_EMBEDDER_NAME,
+    STOCK_EMBEDDER_NAMES,
+    TORCH_EMBEDDER_NAME,
+    Embedder,
+    resolve_embedder,
+)
 from toolret.index.lexical import LexicalIndex
 from toolret.index.local_store import LocalStore, damaged_message
 from toolret.index.snapshot import Snapshot, build_snapshot
@@ -77,6 +83,10 @@ def make_dir(path: Path | None) -> None:
         raise KnowledgeBaseError(f"cannot create the knowledge base directory {str(path)!r}: {exc}") from exc
 
 
+#: Stock model names already announced in this process (the switch is said once, not per open).
+_ANNOUNCED: set[str] = set()
+
+
 def _embedder_for(stored_name: str | None, embedder: Any) -> Any:
     """The embedder to open a stored knowledge base with: the one given, else the one it was built with."""
     if embedder is not None or not stored_name:
@@ -85,11 +95,15 @@ def _embedder_for(stored_name: str | None, embedder: Any) -> Any:
         raise KnowledgeBaseError(
             f"knowledge base was built with the custom embedder {stored_name!r}; pass it again as embedder="
         )
-    if stored_name == TORCH_EMBEDDER_NAME:
-        logger.info(
-            "this knowledge base was built with the torch MiniLM (%s); it opens with it. Rebuild it "
-            "to search with the torch-free default, which starts faster",
+    if stored_name in STOCK_EMBEDDER_NAMES and stored_name != DEFAULT_EMBEDDER_NAME and stored_name not in _ANNOUNCED:
+        _ANNOUNCED.add(stored_name)
+        logger.warning(
+            "this knowledge base was built with the stock MiniLM (%s) and keeps searching with it; "
+            "index it again (a new knowledge base, or `toolret index ... --kb NEW`) to switch to the "
+            "default %s, trained on tool requests%s",
             stored_name,
+            DEFAULT_EMBEDDER_NAME,
+            ", which also starts faster than torch" if stored_name == TORCH_EMBEDDER_NAME else "",
         )
     return stored_name  # the model it was built with: packaged (ONNX or torch) or a name/path
 

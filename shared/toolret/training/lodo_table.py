@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["format_lodo", "format_rows", "lodo_rows", "stock_scores"]
+__all__ = ["bench_rows", "format_lodo", "format_rows", "lodo_rows", "stock_scores"]
 
 
 def stock_scores(root: str | Path, sets: Sequence[str], cache: Path) -> dict[str, Any]:
@@ -36,6 +36,41 @@ def lodo_rows(root: str | Path, out: Path, records: Sequence[dict[str, Any]]) ->
         stock = stock_scores(root, record["left_out"], out / "stock.json")
         for name in record["left_out"]:
             rows.append({"set": name, "fold": record["fold"], "stock": stock[name], "trained": record["scores"][name]})
+    return rows
+
+
+def bench_rows(summary: dict[str, Any], trained: str, stock: str, sets: Sequence[str]) -> list[dict[str, Any]]:
+    """Fold-table rows from ``toolret bench --compare-embedder``'s ``bench.json`` (``summary``).
+
+    For sets no model trained on, the bench's own rows of the two embedders are the check: same
+    sampled queries, per-query scores kept. A set missing either embedder's rows is skipped.
+    """
+    from toolret.eval.folds import registry_folds
+
+    fold_of = {s: f for f, names in registry_folds(sets).items() for s in names}
+    by_key: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for e in summary["results"]:
+        if e.get("split") == "all" and e.get("level") == "id" and "per_query" in e:
+            by_key[(e["dataset"], e["preset"], e.get("embedder") or "")] = e
+    rows = []
+    for name in sets:
+        scores: dict[str, dict[str, Any]] = {}
+        for side, model in (("trained", trained), ("stock", stock)):
+            entries = {p: by_key.get((name, p, model)) for p in ("fast", "balanced")}
+            if any(e is None for e in entries.values()):
+                break
+            scores[side] = {
+                p: {
+                    "recall@5": e["metrics"]["recall@5"],
+                    "ndcg@10": e["metrics"]["ndcg@10"],
+                    "tracc": e["metrics"].get("tracc", float("nan")),
+                    "per_query": e["per_query"],
+                }
+                for p, e in entries.items()
+                if e is not None
+            }
+        else:
+            rows.append({"set": name, "fold": fold_of[name], **scores})
     return rows
 
 

@@ -1,7 +1,9 @@
-"""The torch-free default embedder (int8 ONNX MiniLM) against the torch MiniLM it was exported from."""
+"""The torch-free embedders: the default toolret-embed-mini, and the stock int8 ONNX MiniLM against
+the torch MiniLM it was exported from."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -12,12 +14,15 @@ import pytest
 from toolret import ConfigError, ModelMismatchError, ToolKnowledgeBase
 from toolret.index.embedding import (
     DEFAULT_EMBEDDER_NAME,
+    SHIPPED_EMBEDDER_NAME,
+    STOCK_EMBEDDER_NAME,
     TORCH_EMBEDDER_NAME,
     SentenceTransformerEmbedder,
     resolve_embedder,
 )
 from toolret.index.onnx_embedding import ONNX_EMBEDDER_NAME, OnnxEmbedder
 from toolret.sources.stdlib_registry import stdlib_tools
+from toolret.training.export import file_sha256
 
 #: A small real registry: the standard-library functions of a few modules.
 MODULES = ("math", "statistics", "json", "hashlib", "random", "calendar", "fnmatch", "textwrap", "shutil", "os.path")
@@ -58,16 +63,48 @@ def torch_embedder() -> SentenceTransformerEmbedder:
     return emb
 
 
-def test_default_embedder_is_the_onnx_model() -> None:
+def test_default_embedder_is_the_shipped_model_inside_the_package() -> None:
     emb = resolve_embedder(None)
     assert isinstance(emb, OnnxEmbedder)
-    assert emb.name == DEFAULT_EMBEDDER_NAME == ONNX_EMBEDDER_NAME
-    assert resolve_embedder(ONNX_EMBEDDER_NAME) is emb
+    assert emb.name == DEFAULT_EMBEDDER_NAME == SHIPPED_EMBEDDER_NAME
+    assert resolve_embedder(SHIPPED_EMBEDDER_NAME) is emb
+    assert emb.model_dir is not None and emb.model_dir.parent.name == "models"
+    model = emb.model_dir / "model.onnx"
+    assert model.stat().st_size <= 25 * 2**20  # the shipped weight file's limit
+    card = json.loads((emb.model_dir / "toolret-model.json").read_text())
+    assert card["name"] == "toolret-embed-mini" and card["sha256"] == file_sha256(model)
+    assert "conala_pyfunc" not in card["pairs_per_registry"]  # eval-only sets never train a shipped model
+
+
+def test_stock_model_stays_selectable_and_differs_from_the_default() -> None:
+    stock = resolve_embedder(STOCK_EMBEDDER_NAME)
+    assert isinstance(stock, OnnxEmbedder) and stock.model_dir is None and stock.name == ONNX_EMBEDDER_NAME
+    texts = ["send an email to Bob", "current weather for a city"]
+    cosine = (stock.embed(texts) * resolve_embedder(None).embed(texts)).sum(axis=1)
+    assert 0.5 < cosine.min() < 0.999  # fine-tuned from the stock model: related, not the same
+
+
+def test_a_knowledge_base_built_with_the_stock_model_keeps_it_and_says_so_once(tmp_path: Path, caplog) -> None:
+    from toolret.index import persistence
+
+    persistence._ANNOUNCED.discard(STOCK_EMBEDDER_NAME)
+    kb = ToolKnowledgeBase(tmp_path / "stock.kb", embedder=STOCK_EMBEDDER_NAME)
+    kb.add(_registry()[:5])
+    kb.save()
+    kb.close()
+    with caplog.at_level("WARNING", logger="toolret"):
+        for _ in range(2):
+            reopened = ToolKnowledgeBase.load(tmp_path / "stock.kb")
+            assert reopened.embedder.name == STOCK_EMBEDDER_NAME
+            assert reopened.search("square root of a number", k=1).tools
+            reopened.close()
+    switch = [r for r in caplog.records if "index it again" in r.getMessage()]
+    assert len(switch) == 1 and SHIPPED_EMBEDDER_NAME in switch[0].getMessage()
 
 
 def test_onnx_vectors_match_the_torch_model(torch_embedder: SentenceTransformerEmbedder) -> None:
     texts = [t.field_text("description") or t.name for t in _registry()][:80] + REQUESTS
-    onnx = resolve_embedder(None).embed(texts)
+    onnx = resolve_embedder(STOCK_EMBEDDER_NAME).embed(texts)
     torch = torch_embedder.embed(texts)
     assert onnx.shape == torch.shape == (len(texts), 384)
     np.testing.assert_allclose(np.linalg.norm(onnx, axis=1), 1.0, atol=1e-5)
@@ -90,7 +127,7 @@ def test_batching_does_not_change_a_vector() -> None:
 def test_onnx_and_torch_paths_rank_a_small_registry_the_same(torch_embedder: SentenceTransformerEmbedder) -> None:
     tools = _registry()
     assert len(tools) > 100
-    by_onnx = ToolKnowledgeBase.from_tools(tools, config="fast")
+    by_onnx = ToolKnowledgeBase.from_tools(tools, config="fast", embedder=STOCK_EMBEDDER_NAME)
     by_torch = ToolKnowledgeBase.from_tools(tools, config="fast", embedder=torch_embedder)
     try:
         swaps = 0

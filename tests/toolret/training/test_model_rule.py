@@ -77,3 +77,26 @@ def test_fold_table_prints_every_set_the_means_and_the_verdict() -> None:
     assert "| toole_single |" in text and "| bfcl |" in text
     assert "fast: left-out mean ΔR@5 +0.2500" in text
     assert text.rstrip().endswith("met")
+
+
+def test_bench_rows_pair_two_embedders_of_one_bench_run() -> None:
+    from toolret.training.lodo_table import bench_rows
+
+    def entry(dataset: str, preset: str, embedder: str, recalls: list[float]) -> dict[str, Any]:
+        mean = sum(recalls) / len(recalls)
+        return {
+            "dataset": dataset,
+            "preset": preset,
+            "embedder": embedder,
+            "split": "all",
+            "level": "id",
+            "metrics": {"recall@5": mean, "ndcg@10": mean, "tracc": 0.3},
+            "per_query": {"recall@5": recalls, "ndcg@10": recalls},
+        }
+
+    results = [entry("taubench", p, "mini", [1.0, 1.0]) for p in ("fast", "balanced")]
+    results += [entry("taubench", p, "stock", [1.0, 0.0]) for p in ("fast", "balanced")]
+    results += [entry("bfcl", "fast", "mini", [1.0])]  # no stock rows: skipped, not half-paired
+    rows = bench_rows({"results": results}, "mini", "stock", ["taubench", "bfcl"])
+    assert [r["set"] for r in rows] == ["taubench"]
+    assert check_rule(rows).means["fast"]["recall@5"] == 0.5
