@@ -1,14 +1,8 @@
-"""LangChain and LangGraph adapters for toolret: retriever, agent middleware, graph nodes.
+"""LangChain and LangGraph adapters for toolret (``pip install 'toolret[langchain]'``; docs/langchain.md).
 
-Install with ``pip install 'toolret[langchain]'``.
-
-* :class:`ToolRetriever` — a LangChain ``BaseRetriever`` returning one ``Document`` per tool.
-* :class:`ToolSelectionMiddleware` — narrows ``create_agent``'s tools to the turn's needs.
-* :func:`create_tool_retrieval_node` / :func:`create_model_node` — LangGraph selector and
-  model nodes; :func:`build_tool_retrieval_graph` — the retrieval phases as a subgraph.
-* :func:`create_tool_search_agent` — an agent that searches its own tools, with a bounded working set.
-* :class:`ChatModelLLM` — a LangChain chat model as the engine's LLM (``config="full"``).
-* :func:`tool_to_doc` — a LangChain tool as a toolret ``ToolDoc``.
+:class:`ToolRetriever` (a ``BaseRetriever``), :class:`ToolSelectionMiddleware` (``create_agent``),
+:func:`create_tool_retrieval_node` / :func:`create_model_node` / :func:`build_tool_retrieval_graph`
+(LangGraph), :func:`create_tool_search_agent` (agentic search), :class:`ChatModelLLM`, :func:`tool_to_doc`.
 
 Example::
 

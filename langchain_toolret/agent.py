@@ -141,26 +141,16 @@ def create_tool_search_agent(
     """A LangChain agent that searches its own tools (toolret retrieval behind ``search_tools``).
 
     Args:
-        model: a chat model or a ``"provider:model"`` string, as for LangChain's ``create_agent``.
-        tools: every tool the agent may use; all are executable, at most ``max_tools`` (plus
-            ``search_tools`` and ``always_include``) are bound to a model call.
-        max_tools: the cap of the bound set (least recently used evicted first).
-        search_k: tools one ``search_tools`` call returns (at most).
-        search_min_score: ``search_tools`` leaves out tools scoring below this (None: keep all
-            ``search_k``), so a vague search does not bind weak matches.
+        model: a chat model or ``"provider:model"`` string, as for LangChain's ``create_agent``.
+        tools: every tool the agent may use; at most ``max_tools`` (plus ``search_tools`` and
+            ``always_include``) are bound to one model call, the least recently used evicted first.
+        search_k, search_min_score: most tools one search returns, and the score below which a
+            found tool is left out (None: keep all), so a vague search does not bind weak matches.
         seed_k: tools pre-retrieved from each new user message (0: the model must search).
-        knowledge_base: a prebuilt knowledge base over the same tool names (default: index
-            ``tools`` on first use).
-        config, llm: retrieval preset or ``RetrievalConfig``, and a
-            chat model for its LLM steps (``"full"``).
-        always_include: tool names bound on every call.
-        condensed_descriptions: bind copies of the tools described by their condensed card
-            (:func:`toolret.cards.card.agent_description`; ``always_include`` tools too) and list
-            found tools by it in ``search_tools`` answers; your tools are not modified.
-        system_prompt, state_schema, middleware, and any other keyword (``checkpointer``,
-        ``store``, ``response_format``, ``context_schema``, ``name``…): passed to
-        ``langchain.agents.create_agent``. A custom ``state_schema`` is merged with
-        :class:`ToolSearchState`.
+        knowledge_base, config, llm, always_include, condensed_descriptions: as for
+            :class:`~langchain_toolret.middleware.ToolSelectionMiddleware`.
+        system_prompt, state_schema, middleware, and any other keyword: passed to
+            ``langchain.agents.create_agent`` (a custom ``state_schema`` is merged with :class:`ToolSearchState`).
 
     Returns:
         The compiled LangGraph agent.

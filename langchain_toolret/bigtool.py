@@ -84,16 +84,9 @@ def create_agent(
 ) -> StateGraph:
     """An uncompiled agent graph with a ``retrieve_tools`` tool over ``tool_registry`` (see the module doc).
 
-    Args:
-        llm: the chat model (anything with ``bind_tools``).
-        tool_registry: registry id → LangChain tool or plain function.
-        limit: most tools one ``retrieve_tools`` call returns.
-        filter: keep only registry tools whose ``metadata`` holds every key/value given.
-        namespace_prefix: accepted for bigtool compatibility; unused (no store holds the tools).
-        retrieve_tools_function, retrieve_tools_coroutine: your own retrieval (query → ids).
-        knowledge_base: a prebuilt toolret knowledge base over the registry's tool names.
-        config: toolret retrieval preset or ``RetrievalConfig`` (default ``"fast"``).
-        min_score: leave out tools scoring below this (toolret scores).
+    ``tool_registry`` maps registry ids to LangChain tools or functions; ``limit`` is the most tools
+    one ``retrieve_tools`` call returns; ``retrieve_tools_function``/``_coroutine`` replace toolret's
+    retrieval (query → ids); ``knowledge_base``, ``config`` and ``min_score`` are toolret's.
     """
     del namespace_prefix  # toolret indexes the registry itself
     validate_k(limit)

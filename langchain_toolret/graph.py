@@ -104,24 +104,18 @@ def build_tool_retrieval_graph(
     """Compile the retrieval phases into a LangGraph graph over ``source``.
 
     Args:
-        source: LangChain tools (indexed in memory, once), a
-            :class:`~langchain_toolret.index.ToolIndex`, a ``ToolRetriever`` or a
-            ``ToolKnowledgeBase``. A ``ToolRetriever`` brings its ``k``, ``config``,
-            ``token_budget`` and condensed copies (``k=``/``config=`` given here win).
-        k: tools to select, or ``"auto"`` (default: the retriever's, else 5).
-        config: the retrieval preset or ``RetrievalConfig`` (``"balanced"`` plans offline and
-            reflects; ``"full"`` plans, reranks and judges coverage with ``llm``).
-        llm: a LangChain chat model (or toolret LLM) for the LLM steps.
+        source: LangChain tools (indexed in memory, once), a ``ToolIndex``, a ``ToolRetriever``
+            (its ``k``, ``config``, ``token_budget`` and condensed copies carry) or a ``ToolKnowledgeBase``.
+        k, config, llm: tools to select (default: the retriever's, else 5), the preset
+            (``"balanced"`` plans offline and reflects, ``"full"`` uses ``llm``), the chat model.
         always_include: tool names put first in ``selected_tools`` whatever the search finds.
-        query_builder: conversation → query, searched as it is (default: the latest user
-            message with the follow-up rule).
+        query_builder: conversation → query, searched as it is (default: the latest user message).
         name: the compiled graph's name (how a parent graph's trace shows it).
-        parent: the parent ``StateGraph`` builder (or its state schema) this graph will be a
-            node of: checked now, so a parent that would drop ``selected_tools`` is an error.
+        parent: the parent ``StateGraph`` builder (or its state schema), checked now: a parent that
+            would drop ``selected_tools`` is an error.
 
     Returns:
-        A compiled ``StateGraph``: invoke it standalone or add it as a node of a parent graph
-        whose state has ``messages`` and ``selected_tools``.
+        A compiled ``StateGraph``, standalone or a node of a graph with ``messages`` and ``selected_tools``.
     """
     if parent is not None:
         check_parent_state(parent)

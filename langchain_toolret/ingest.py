@@ -1,12 +1,8 @@
 """LangChain tools as toolret documents: ``BaseTool`` → :class:`~toolret.documents.tool_doc.ToolDoc`.
 
-A LangChain tool already knows what the model sees: ``tool.tool_call_schema`` is the argument
-schema without injected arguments (``InjectedState``, ``InjectedToolCallId``, ``ToolRuntime``),
-and ``convert_to_openai_tool`` turns it into the exact function definition that
-``bind_tools`` sends. toolret indexes that definition, so what is retrieved is what the model
-can call. ``@tool`` keeps a function's whole docstring as the description (``Args:`` and
-``Returns:`` blocks included); those blocks are split into the per-argument descriptions and
-the ``response`` field instead of being indexed as prose.
+toolret indexes what ``bind_tools`` sends (``convert_to_openai_tool`` of ``tool_call_schema``, injected
+arguments excluded), so what is retrieved is what the model can call; a docstring's ``Args:`` and
+``Returns:`` blocks become the per-argument descriptions and the ``response`` field.
 
 Example:
     >>> from langchain_core.tools import tool

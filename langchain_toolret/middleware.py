@@ -1,39 +1,11 @@
 """``ToolSelectionMiddleware``: hand a ``create_agent`` model only the tools the turn needs.
 
-``create_agent(model, tools=ALL, middleware=[ToolSelectionMiddleware(k=5)])`` is the whole
-set-up. Before each model call the middleware narrows ``request.tools`` to the tools toolret
-retrieves for the conversation. Compared with LangChain's ``LLMToolSelectorMiddleware``:
-
-* selection is retrieval (milliseconds, no tokens); an LLM step runs only when configured
-  (``llm=``, which turns on ``config="full"``);
-* the query is the latest user message and its selection is the turn's; earlier turns only
-  add tools when it is a follow-up ("and in Fahrenheit?", "book a table *there*"; a pronoun
-  alone is not one; :meth:`~langchain_toolret.index.ToolIndex.search_turn`), and never
-  displace the message's well-matched tools — "is it raining in Oslo?" after "send an email
-  to Bob" does not inherit the e-mail tool;
-* the selection is pinned for the user turn: every model call of the tool loop gets the same
-  tools in the same order (no re-selection, a stable prompt prefix for provider caching),
-  and a new user message selects again;
-* ``always_include`` tools are always offered; ``search_tool=True`` adds a ``search_tools``
-  tool the model can call to widen its set for the rest of the turn;
-* one bad tool (a 100,000-character description, a schema that does not convert) is indexed
-  shortened or by name, with a warning naming it; it never switches selection off, and a tool
-  that cannot be bound (``bind_tools`` would raise) is left out of the call with a warning
-  naming it, the trace's ``definitions`` step too, instead of ending the turn;
-* ``token_budget=`` keeps the turn's tool definitions within that many tokens;
-* a failing selector never breaks the agent: it logs and offers the ``fallback`` set, at most
-  ``tool_limit`` tools (128, the provider limit);
-* every selection is a child run named ``ToolSelectionMiddleware`` in LangSmith / callbacks,
-  with the query, the chosen tools, their scores and the engine's trace as outputs;
-* ``condensed_descriptions=True`` (opt-in) hands the model copies of the tools whose
-  description is the condensed card's text (:mod:`langchain_toolret.condensed`), in fewer tokens.
-
-The first call indexes ``request.tools`` (an in-memory knowledge base, cached by content
-hash; a changed tool set re-embeds only the tools that changed; :meth:`warmup` does it ahead);
-pass ``knowledge_base=`` to use one you built instead. Migrating from
-``LLMToolSelectorMiddleware``: change the class name; every keyword it takes is accepted
-(``model``, ``system_prompt``, ``max_tools``, ``always_include``, ``max_retries``,
-``on_parsing_failure``; see the class doc for what each means here).
+``create_agent(model, tools=ALL, middleware=[ToolSelectionMiddleware(k=5)])`` is the whole set-up:
+before each model call ``request.tools`` is narrowed to the tools toolret retrieves for the current
+user turn (the latest user message; earlier ones only for a follow-up), pinned for the turn's tool
+loop. What it adds to LangChain's ``LLMToolSelectorMiddleware``, whose keywords it accepts, is in
+docs/langchain.md; the per-tool rules (degradation, what cannot be bound, the token budget) are the
+engine's (:mod:`toolret.retrieval.agent_tools`).
 """
 
 from __future__ import annotations
@@ -74,47 +46,27 @@ class ToolSelectionMiddleware(NarrowingMiddleware):
     """Narrow each model call's tools to those toolret retrieves for the current user turn.
 
     Args:
-        k: tools to select per turn (or ``"auto"`` for a precise set).
-        max_tools: the same as ``k``, under ``LLMToolSelectorMiddleware``'s name (pass one);
-            ``max_tools=None`` is LangChain's "no fixed cap": ``k="auto"``.
-        knowledge_base: a prebuilt :class:`toolret.ToolKnowledgeBase` holding every agent tool
-            (a missing one is a ``KnowledgeBaseError`` naming it; extra ones are never offered);
-            default: index ``request.tools`` on first use.
-        config: retrieval preset or ``RetrievalConfig`` (default ``"full"`` when ``llm`` is
-            given, else ``"fast"``).
-        llm: a LangChain chat model (or toolret LLM) for the engine's LLM steps.
-        model: the same as ``llm``, under ``LLMToolSelectorMiddleware``'s name; a
-            ``"provider:model"`` string is resolved by LangChain's ``init_chat_model``. Unlike
-            there, no model means no LLM (retrieval only), not the agent's model.
-        system_prompt: instructions added to the LLM's selection step (the rerank's system prompt).
-        max_retries: retries of an LLM step whose structured output is malformed (default:
-            the step's own, 1 or 2).
-        on_parsing_failure: what the turn gets when that output stays malformed: ``"error"``
-            raises :class:`~toolret.llm.MalformedOutputError`, ``"none"`` offers only
-            ``always_include``, ``"all"`` every tool, a list those names, a function of the
-            model's last answer (its raw text) the names it returns. Default: the step runs
-            its offline path and the search goes on (trace: ``fallback``).
-        embedder: the embedding model for an indexed-on-first-use knowledge base.
-        always_include: tool names offered on every call, outside the ``k``.
-        search_tool: add the ``search_tools`` escape hatch (``True``, or the tool's name).
-        search_k: tools one ``search_tools`` call returns.
-        fallback: tools offered when selection fails: ``"all"``, ``"always_include"`` or names.
+        k: tools per turn, or ``"auto"``; ``max_tools`` is the same (LangChain's name; ``None``: ``"auto"``).
+        knowledge_base: a prebuilt knowledge base holding every agent tool (one missing is a
+            ``KnowledgeBaseError``; extra ones are never offered); default: index ``request.tools``.
+        config: retrieval preset or ``RetrievalConfig`` (default ``"full"`` with an LLM, else ``"fast"``).
+        llm, model: a chat model (or toolret LLM; ``model`` may be a ``"provider:model"`` string) for the
+            LLM steps; none means retrieval only, not the agent's model.
+        system_prompt, max_retries, on_parsing_failure: LangChain's, for the LLM steps
+            (:mod:`toolret.llm.selector_options`); ``on_parsing_failure`` is ``"error"`` (raise),
+            ``"none"`` (``always_include`` only), ``"all"``, names, or a function of the raw answer.
+        embedder: the embedding model of an indexed-on-first-use knowledge base.
+        always_include: tool names offered on every call, outside ``k`` (an unknown one is a ``ConfigError``).
+        search_tool, search_k: add the ``search_tools`` escape hatch (``True`` or its name), and its k.
+        fallback: what selection failing offers: ``"all"``, ``"always_include"`` or names.
         tool_limit: most tools one model call is sent, the fallback included (default 128).
-        query_builder: conversation → query; default: the latest user message, with the
-            follow-up rule of :meth:`~langchain_toolret.index.ToolIndex.search_turn` (a custom
-            builder's query is searched as it is).
-        condensed_descriptions: bind copies of the tools described by
-            :func:`toolret.cards.card.agent_description` instead of their raw descriptions (the
-            ``always_include`` tools too: they are sent on every call, so they save the most;
-            the ``search_tools`` tool keeps its own). The tools you passed are not modified.
-        token_budget: tokens the turn's tool definitions may take, as they are bound (condensed
-            or not; the ``always_include`` and ``search_tools`` tools counted first): the best
-            selected tools that fit (:mod:`toolret.retrieval.definitions`; the ``definitions``
-            trace step gives the tokens used and the counter). Works with ``k="auto"``.
-        scope: the request's tool scope (:mod:`langchain_toolret.scope`): the name of the runtime
-            context's key or attribute holding a :class:`~toolret.ToolScope`, a function of the context,
-            or a fixed scope. Every search runs within it, no tool outside it is bound or run; a
-            context without it is a :class:`~toolret.ScopeError`.
+        query_builder: conversation → query, searched as it is (default: the latest user message,
+            earlier ones for a follow-up).
+        condensed_descriptions: bind copies described by their condensed card (``always_include`` too).
+        token_budget: tokens the turn's definitions may take as bound (fixed tools counted first); a
+            budget no selected tool fits binds the best one, with a warning, when no fixed tool is sent.
+        scope: the request's tool scope (:mod:`langchain_toolret.scope`): a runtime-context key, a
+            function of the context, or a fixed scope; no tool outside it is bound or run.
 
     Example::
 

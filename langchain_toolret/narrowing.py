@@ -1,12 +1,8 @@
 """The shared skeleton of toolret's ``create_agent`` middleware: narrow ``request.tools``.
 
-Both the per-turn selector (:class:`~langchain_toolret.middleware.ToolSelectionMiddleware`)
-and the agentic tool search (:class:`~langchain_toolret.agent.ToolSearchMiddleware`) do the
-same thing around a model call: split the offered tools into candidates and fixed ones, maybe
-run one retrieval, pick names, and call the model with only those tools — writing what they
-picked into the agent state. A subclass supplies the two pure steps (:meth:`_prepare`,
-:meth:`_finish`); this class runs them on the sync or async path and turns any failure into
-the configured fallback, because a selector must never break the agent.
+A subclass supplies two pure steps (:meth:`NarrowingMiddleware._prepare`, ``_finish``); this class
+runs them on the sync or async path and turns any failure into the configured fallback, because a
+selector must never break the agent.
 """
 
 from __future__ import annotations
@@ -16,7 +12,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from langchain.agents.middleware import (
     AgentMiddleware,
@@ -35,19 +31,22 @@ from langchain_toolret.index import ToolIndex
 from langchain_toolret.options import selection_record
 from langchain_toolret.scope import ScopeSource, in_scope, scope_of, tools_in_scope
 from langchain_toolret.search_tool import DEFAULT_SEARCH_TOOL_NAME, create_search_tool
-from toolret import ConfigError, K, KnowledgeBaseError, RetrievalConfig, SearchResult, ToolKnowledgeBase
+from toolret import K, KnowledgeBaseError, RetrievalConfig, SearchResult, ToolKnowledgeBase
 from toolret.retrieval.definitions import validate_budget
+from toolret.retrieval.offer import (
+    DEFAULT_TOOL_LIMIT,
+    Fallback,
+    check_offer,
+    fallback_filter,
+    split_fixed,
+    warn_fallback,
+)
 from toolret.retrieval.scope import as_scope, scoped
 from toolret.retrieval.working_set import capped
 
 __all__ = ["DEFAULT_TOOL_LIMIT", "Fallback", "NarrowingMiddleware", "Step"]
 
 logger = logging.getLogger("toolret")
-
-#: What the model gets when selection fails: every tool, only ``always_include``, or these names.
-Fallback = Literal["all", "always_include"] | Sequence[str]
-#: Most tools one model call is sent, whatever happens (OpenAI's limit is 128 tools per request).
-DEFAULT_TOOL_LIMIT = 128
 
 
 @dataclass
@@ -86,10 +85,7 @@ class NarrowingMiddleware(AgentMiddleware[Any, Any, Any]):
         scope: ScopeSource | None = None,
     ) -> None:
         super().__init__()
-        if isinstance(fallback, str) and fallback not in ("all", "always_include"):
-            raise ValueError(f"fallback must be 'all', 'always_include' or a list of tool names, not {fallback!r}")
-        if isinstance(tool_limit, bool) or not isinstance(tool_limit, int) or tool_limit < 1:
-            raise ValueError(f"tool_limit must be a positive integer, not {tool_limit!r}")
+        check_offer(fallback, tool_limit)  # the engine's rules of what a call is offered (toolret.retrieval.offer)
         self.index = ToolIndex(knowledge_base, config=config, embedder=embedder, llm=llm)
         self.always_include = list(dict.fromkeys(always_include))
         self.fallback = fallback
@@ -144,25 +140,10 @@ class NarrowingMiddleware(AgentMiddleware[Any, Any, Any]):
         return {*self.always_include, *([self.search_tool_name] if self.search_tool_name else [])}
 
     def _split(self, request: ModelRequest[Any]) -> Step:
-        fixed_names = self._fixed_names()
-        tools = [t for t in request.tools if isinstance(t, BaseTool)]
-        fixed = sorted(
-            (t for t in tools if t.name in fixed_names), key=lambda t: (t.name == self.search_tool_name, t.name)
-        )
-        missing = sorted(set(self.always_include) - {t.name for t in fixed})
-        if missing:
-            # As LLMToolSelectorMiddleware does: a misspelt name would otherwise quietly take a
-            # tool the developer meant to offer on every call away from the model.
-            have = sorted(t.name for t in tools)
-            shown = ", ".join(have[:20]) + (f" and {len(have) - 20} more" if len(have) > 20 else "")
-            raise ConfigError(
-                f"{self.name}: always_include names tools the agent does not have: {missing}; its tools: {shown}"
-            )
-        return Step(
-            candidates=[t for t in tools if t.name not in fixed_names],
-            fixed=fixed,
-            extra=[t for t in request.tools if not isinstance(t, BaseTool)],
-        )
+        tools = {t.name: t for t in request.tools if isinstance(t, BaseTool)}
+        fixed, candidates = split_fixed(list(tools), self.always_include, self.search_tool_name, self.name)
+        extra = [t for t in request.tools if not isinstance(t, BaseTool)]
+        return Step(candidates=[tools[n] for n in candidates], fixed=[tools[n] for n in fixed], extra=extra)
 
     def _narrow(self, request: ModelRequest[Any], step: Step, names: list[str]) -> ModelRequest[Any]:
         by_name = {t.name: t for t in step.candidates}
@@ -178,24 +159,12 @@ class NarrowingMiddleware(AgentMiddleware[Any, Any, Any]):
     ) -> ModelRequest[Any]:
         """The request narrowed to ``fallback`` (default: :attr:`fallback`) after ``exc``, with a warning."""
         fallback = self.fallback if fallback is None else fallback
-        logger.warning(
-            "%s: tool selection failed (%s: %s); offering the fallback tools (%s)",
-            self.name,
-            type(exc).__name__,
-            exc,
-            fallback if isinstance(fallback, str) else ", ".join(fallback),
-        )
-        if fallback == "all":
-            fixed = self._fixed_names()
-            tools = list(request.tools)
-            first = [t for t in tools if isinstance(t, BaseTool) and t.name in fixed]
+        warn_fallback(self.name, exc, fallback)
+        keep, tools = fallback_filter(fallback, self.always_include, self.search_tool_name), list(request.tools)
+        if keep is None:  # "all": every tool, the fixed ones first
+            first = [t for t in tools if isinstance(t, BaseTool) and t.name in self._fixed_names()]
             return request.override(tools=self._capped([*first, *(t for t in tools if t not in first)]))
-        keep = set(self.always_include) if fallback == "always_include" else set(fallback)
-        if self.search_tool_name:
-            keep.add(self.search_tool_name)
-        return request.override(
-            tools=self._capped([t for t in request.tools if not isinstance(t, BaseTool) or t.name in keep])
-        )
+        return request.override(tools=self._capped([t for t in tools if not isinstance(t, BaseTool) or keep(t.name)]))
 
     def _as_bound(self, tool: BaseTool) -> BaseTool:
         """The object bound for ``tool``: its condensed copy with ``condensed_descriptions``."""

@@ -1,21 +1,9 @@
 """LangGraph building blocks: a tool-retrieval node and a model node that binds only its picks.
 
-The LangGraph pattern for large tool sets: a selector node writes the chosen tool ids into the
-state; the model node binds only those tools (``bind_tools``); a ``ToolNode`` knows every
-tool, so whatever the model calls can run. Both nodes work in sync and async graphs (the
-async path searches off the event loop).
-
-Neither node does nothing silently:
-
-* the model node in a graph whose state has no ``selected_tools`` (a plain ``MessagesState``)
-  selects the turn's tools itself, as :class:`~langchain_toolret.middleware.ToolSelectionMiddleware`
-  does (``k`` tools for the latest user message, earlier turns only for a follow-up);
-* the selector node raises :class:`toolret.QueryError` when the conversation has no user
-  message (there is nothing to select for), instead of selecting nothing;
-* a tool that cannot be bound (``bind_tools`` would raise on its schema) is left out of the
-  selection and of the binding, with a warning naming it, instead of ending the turn;
-* both search with the follow-up rule of :meth:`~langchain_toolret.index.ToolIndex.search_turn`,
-  and the engine's query rule (:mod:`toolret.retrieval.query_text`) handles long requests.
+The selector node writes the chosen tool names into the state, the model node binds only those, a
+``ToolNode`` knows every tool. Neither does nothing silently: no user message is a
+:class:`toolret.QueryError`; a model node whose state has no ``selected_tools`` selects the turn's
+tools itself; a tool that cannot be bound is left out with a warning naming it (docs/langchain.md).
 
 Example::
 

@@ -73,16 +73,12 @@ def result_to_documents(result: SearchResult, index: ToolIndex | ToolKnowledgeBa
 class ToolRetriever(BaseRetriever):
     """Retrieve the tools that serve a query from a toolret knowledge base.
 
-    Build it from LangChain tools with :meth:`from_tools`, or over a knowledge base you
-    built (``ToolRetriever(knowledge_base=kb)``, e.g. one loaded from disk). ``k`` is the
-    default number of tools (or ``"auto"`` for a precise set); ``invoke(query, k=3)``
-    overrides it per call. ``config`` is a preset name or a ``RetrievalConfig`` used for
-    every search (default: the knowledge base's own). ``condensed_descriptions=True`` makes
-    :meth:`get_tools` return copies described by their condensed card
-    (:func:`toolret.cards.card.agent_description`), ready to bind in fewer tokens.
-    ``token_budget`` keeps the tools' definitions, as :meth:`get_tools` hands them out, within
-    that many tokens (best first; :mod:`toolret.retrieval.definitions`); documents and tools
-    alike leave out a tool that cannot be bound, with a warning naming it.
+    Build it from LangChain tools (:meth:`from_tools`) or over a knowledge base
+    (``ToolRetriever(knowledge_base=kb)``; after reopening one, bind the live tools with ``kb.bind``
+    for :meth:`get_tools`). ``k`` (or ``"auto"``) is the default, ``invoke(query, k=3)`` overrides it;
+    ``config`` applies to every search; ``condensed_descriptions`` makes :meth:`get_tools` return
+    copies described by their condensed card; ``token_budget`` keeps the definitions handed out
+    within that many tokens. A tool that cannot be bound is left out with a warning naming it.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)

@@ -1,17 +1,7 @@
-"""LlamaIndex adapter for toolret: a drop-in for ``ObjectIndex`` tool retrieval.
+"""LlamaIndex adapter for toolret: a drop-in for ``ObjectIndex`` tool retrieval (docs/llamaindex.md).
 
-Change one import and a LlamaIndex agent retrieves its tools with toolret::
-
-    from llamaindex_toolret import ToolObjectIndex
-
-    obj_index = ToolObjectIndex.from_objects(tools)          # FunctionTools, QueryEngineTools...
-    agent = FunctionAgent(tool_retriever=obj_index.as_retriever(similarity_top_k=5), llm=llm)
-
-``as_retriever`` returns an ``ObjectRetriever`` (what the workflow agents require) that finds a
-tool when the agent asks for it by exact name and keeps recently called tools on offer for
-follow-up turns. ``as_node_retriever`` gives a plain ``BaseRetriever`` of ``NodeWithScore``;
-``LlamaIndexLLM`` lets toolret's LLM steps use a LlamaIndex ``LLM``.
-Install with ``pip install 'toolret[llamaindex]'``.
+``ToolObjectIndex.from_objects(tools).as_retriever(similarity_top_k=5)`` is the ``tool_retriever``
+of any workflow agent. Install with ``pip install 'toolret[llamaindex]'``.
 """
 
 from __future__ import annotations

@@ -1,11 +1,6 @@
-"""Embedding models across the two libraries.
-
-* :func:`embedder_from_llamaindex` lets ``ToolObjectIndex.from_objects(tools, embed_model=...)``
-  keep the LlamaIndex embedding model a user already passes to ``ObjectIndex``.
-* :class:`ToolretEmbedding` is the reverse: toolret's packaged all-MiniLM-L6-v2 (or any toolret
-  embedder) as a LlamaIndex ``BaseEmbedding``, so stock LlamaIndex code runs offline with the
-  same model toolret uses — which is how ``examples/llamaindex_compare.py`` compares stock
-  ``ObjectIndex`` with ``ToolObjectIndex`` on equal terms.
+"""Embedding models across the two libraries: :func:`embedder_from_llamaindex` (a LlamaIndex
+``embed_model`` as toolret's embedder) and :class:`ToolretEmbedding` (toolret's embedder as a
+LlamaIndex ``BaseEmbedding``, so stock code runs offline with the same model).
 
 Example:
     >>> from llama_index.core.embeddings import MockEmbedding
