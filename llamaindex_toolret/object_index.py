@@ -34,7 +34,7 @@ logger = logging.getLogger("toolret")
 DEFAULT_PERSIST_DIR = "./storage"
 #: ``as_retriever``/``as_node_retriever`` options besides ``node_postprocessors``.
 _RETRIEVER_OPTIONS = frozenset(
-    {"similarity_top_k", "k", "config", "callback_manager", "verbose", "memory", "token_budget"}
+    {"similarity_top_k", "k", "config", "callback_manager", "verbose", "memory", "token_budget", "where"}
 )
 #: Options of ``as_retriever`` only (the object retriever's).
 _OBJECT_OPTIONS = frozenset({"keep_used", "used_beyond_k", "condensed_descriptions"})
@@ -267,6 +267,8 @@ class ToolObjectIndex:
         by their condensed card, :mod:`llamaindex_toolret.condensed`; default False), ``memory``
         (the agent's chat memory: earlier turns go to the search as ``conversation=``),
         ``token_budget`` (the tools' definitions, as the agent binds them, fit that many tokens),
+        ``where`` (a :class:`toolret.ToolScope`: only tools in it are ever returned; a per-call scope
+        is ``retrieve(query, where=...)`` or ``with toolret.scoped(...)`` around the agent's run),
         ``callback_manager``, ``verbose``. Other vector-retriever options (``filters``...) have no
         meaning here and raise :class:`toolret.ConfigError`.
         """

@@ -31,6 +31,7 @@ from toolret import K, RetrievalConfig, ScoredTool, SearchResult, ToolKnowledgeB
 from toolret.errors import ConfigError, QueryError, ToolNotFoundError
 from toolret.retrieval.conversation import earlier_than
 from toolret.retrieval.definitions import validate_budget
+from toolret.retrieval.scope import Where, as_scope, current_scope, scoped, tool_in_scope
 from toolret.retrieval.working_set import RecentTools, within
 
 __all__ = ["ToolObjectRetriever", "ToolRetriever"]
@@ -82,6 +83,7 @@ class ToolRetriever(BaseRetriever):
         verbose: bool = False,
         memory: Any = None,
         token_budget: int | None = None,
+        where: Where | None = None,
     ) -> None:
         super().__init__(callback_manager=callback_manager, verbose=verbose)
         if memory is not None and not callable(getattr(memory, "aget_all", None)):
@@ -92,6 +94,8 @@ class ToolRetriever(BaseRetriever):
         self.k: K = _check_k(k, self.config or kb.config)
         self.last_result: SearchResult | None = None
         self.token_budget = validate_budget(token_budget)
+        #: The scope every search and lookup keeps to (None: every tool; :mod:`toolret.retrieval.scope`).
+        self.where = None if where is None else as_scope(where)
         #: Live tool -> what the agent is handed (the object retriever's condensed copy); None: the tool.
         self.present: Callable[[BaseTool], BaseTool] | None = None
 
@@ -106,13 +110,25 @@ class ToolRetriever(BaseRetriever):
         return tool.metadata.to_openai_tool(skip_length_check=True)
 
     def _options(self) -> dict[str, Any]:
-        return {"k": self.k, "config": self.config, "token_budget": self.token_budget, "definition": self.definition}
+        return {
+            "k": self.k,
+            "config": self.config,
+            "token_budget": self.token_budget,
+            "definition": self.definition,
+            "where": self.where,
+        }
+
+    def in_scope(self, tool_id: str) -> bool:
+        """May this retriever return ``tool_id`` (its ``where`` and the enclosing ``toolret.scoped`` block)?"""
+        scope = current_scope()
+        scope = self.where if scope is None else scope.both(self.where)
+        return scope is None or tool_in_scope(self.kb.get(tool_id), scope)
 
     def lookup(self, query: str) -> NodeWithScore | None:
         """The node for the tool whose id (its LlamaIndex name) is exactly ``query``, else None."""
         key = query.strip()
-        if not key or key not in self.kb:
-            return None
+        if not key or key not in self.kb or not self.in_scope(key):
+            return None  # a tool outside the scope is not found, even by its exact name
         return self._node(key, 1.0, {"match": "name"})
 
     def _node(self, tool_id: str, score: float, extra: dict[str, Any]) -> NodeWithScore:
@@ -219,7 +235,11 @@ class ToolObjectRetriever(ObjectRetriever[BaseTool]):
                 logger.warning("no live LlamaIndex tool attached for %r; skipped (insert_object it)", tool_id)
             elif tool_id not in found:
                 found.append(tool_id)
-        used = [t for t in self.used_tools if t not in found and t in self.retriever.kb and mapping.get(t) is not None]
+        used = [
+            t
+            for t in self.used_tools
+            if t not in found and t in self.retriever.kb and mapping.get(t) is not None and self.retriever.in_scope(t)
+        ]
         ids = found + used if self.used_beyond_k else within(found, used, self._limit())
         return self._present([tool for t in ids if (tool := mapping.get(t)) is not None])
 
@@ -241,7 +261,17 @@ class ToolObjectRetriever(ObjectRetriever[BaseTool]):
         self._used.remember(hit.node.node_id)
         return self._present([tool])
 
-    def retrieve(self, str_or_query_bundle: QueryType) -> list[BaseTool]:
+    def retrieve(self, str_or_query_bundle: QueryType, *, where: Where | None = None) -> list[BaseTool]:
+        """The live tools for a request (or the one a tool name names), within ``where`` for this call."""
+        with scoped(where):
+            return self._retrieve_tools(str_or_query_bundle)
+
+    async def aretrieve(self, str_or_query_bundle: QueryType, *, where: Where | None = None) -> list[BaseTool]:
+        """:meth:`retrieve` without blocking the event loop."""
+        with scoped(where):
+            return await self._aretrieve_tools(str_or_query_bundle)
+
+    def _retrieve_tools(self, str_or_query_bundle: QueryType) -> list[BaseTool]:
         query = _bundle(str_or_query_bundle)
         named = self._named(query)
         if named is not None:
@@ -251,7 +281,7 @@ class ToolObjectRetriever(ObjectRetriever[BaseTool]):
             nodes = post.postprocess_nodes(nodes, query_bundle=query)
         return self._tools(nodes)
 
-    async def aretrieve(self, str_or_query_bundle: QueryType) -> list[BaseTool]:
+    async def _aretrieve_tools(self, str_or_query_bundle: QueryType) -> list[BaseTool]:
         query = _bundle(str_or_query_bundle)
         named = self._named(query)
         if named is not None:
