@@ -29,13 +29,16 @@ from langchain_core.messages import BaseMessage, SystemMessage
 from langchain_core.runnables import RunnableLambda
 from langchain_core.tools import BaseTool
 from langgraph.graph import MessagesState
+from langgraph.runtime import get_runtime
 
 from langchain_toolret.binding import ToolDefinitions
 from langchain_toolret.condensed import CondensedTools
 from langchain_toolret.index import ToolIndex
 from langchain_toolret.options import record_selection
 from langchain_toolret.retriever import Selection, ToolRetriever
+from langchain_toolret.scope import ScopeSource, scope_of, tools_in_scope
 from toolret import K, QueryError, RetrievalConfig, SearchResult, ToolKnowledgeBase, validate_k
+from toolret.retrieval.scope import scoped
 
 __all__ = ["ToolRetrievalState", "create_model_node", "create_tool_retrieval_node"]
 
@@ -58,6 +61,7 @@ def create_tool_retrieval_node(
     config: str | RetrievalConfig | None = None,
     llm: Any = None,
     query_builder: Callable[[list[BaseMessage]], str | None] | None = None,
+    scope: ScopeSource | None = None,
 ) -> RunnableLambda[dict[str, Any], dict[str, Any]]:
     """A node that reads the conversation from ``state[messages_key]`` and writes the names
     (the ids LangChain and ``ToolNode`` use) of the retrieved tools, ``always_include``
@@ -71,6 +75,8 @@ def create_tool_retrieval_node(
     query is the latest user message, with earlier turns for a follow-up
     (:meth:`~langchain_toolret.index.ToolIndex.search_turn`); a ``query_builder``'s query is
     searched as it is. A conversation without a user message raises :class:`toolret.QueryError`.
+    ``scope`` reads the request's tool scope from the graph's runtime context, as the middleware's
+    (:mod:`langchain_toolret.scope`): the search keeps to it and no name outside it is written.
     """
     selection = Selection.of(source, k=k, config=config, llm=llm)
     index, k = selection.index, selection.k
@@ -97,13 +103,32 @@ def create_tool_retrieval_node(
         return {key: names}
 
     def select(state: dict[str, Any]) -> dict[str, Any]:
+        request_scope = _runtime_scope(scope)
+        if request_scope is not None:
+            with scoped(request_scope):
+                return _in_scope(_select(state), request_scope)
+        return _select(state)
+
+    async def aselect(state: dict[str, Any]) -> dict[str, Any]:
+        request_scope = _runtime_scope(scope)
+        if request_scope is not None:
+            with scoped(request_scope):
+                return _in_scope(await _aselect(state), request_scope)
+        return await _aselect(state)
+
+    def _in_scope(update: dict[str, Any], request_scope: Any) -> dict[str, Any]:
+        live = [t for name in update[key] if (t := index.tool(name)) is not None]
+        kept = {t.name for t in tools_in_scope(live, request_scope, index)}
+        return {key: [n for n in update[key] if n in kept]}  # always_include too: nothing outside the scope
+
+    def _select(state: dict[str, Any]) -> dict[str, Any]:
         messages = _messages(state)
         if query_builder is None:
             return _update(index.search_turn(messages, k), None)
         query = query_builder(messages)
         return _update(index.search(query, k) if query else None, query)
 
-    async def aselect(state: dict[str, Any]) -> dict[str, Any]:
+    async def _aselect(state: dict[str, Any]) -> dict[str, Any]:
         messages = _messages(state)
         if query_builder is None:
             return _update(await index.asearch_turn(messages, k), None)
@@ -111,6 +136,11 @@ def create_tool_retrieval_node(
         return _update(await index.asearch(query, k) if query else None, query)
 
     return RunnableLambda(select, afunc=aselect, name="tool_retrieval")
+
+
+def _runtime_scope(source: ScopeSource | None) -> Any:
+    """The running graph's per-request scope (None: none configured), read from its runtime context."""
+    return None if source is None else scope_of(source, get_runtime())
 
 
 def create_model_node(
@@ -124,6 +154,7 @@ def create_model_node(
     cards: ToolIndex | ToolKnowledgeBase | ToolRetriever | None = None,
     k: K = 5,
     config: str | RetrievalConfig | None = None,
+    scope: ScopeSource | None = None,
 ) -> RunnableLambda[dict[str, Any], dict[str, Any]]:
     """A node that calls ``model`` with only the tools whose ids are in ``state[key]`` bound.
 
@@ -136,7 +167,8 @@ def create_model_node(
     ``condensed_descriptions=True`` (opt-in) binds copies of the selected tools described by
     their condensed card (:mod:`langchain_toolret.condensed`): the card the knowledge base of
     ``cards`` holds for the tool (an LLM card when one was written), else the offline card.
-    The ``ToolNode`` still runs the user's own tools.
+    The ``ToolNode`` still runs the user's own tools. ``scope`` (:mod:`langchain_toolret.scope`):
+    no tool outside the request's scope is bound, whatever ``state[key]`` names.
     """
     by_name = {t.name: t for t in tools}
     k = validate_k(k)
@@ -167,7 +199,10 @@ def create_model_node(
 
     def _call(state: dict[str, Any]) -> tuple[Any, list[BaseMessage]]:
         messages = list(state.get(messages_key) or [])
-        selected = [by_name[i] for i in _select(state, messages) if i in by_name]
+        request_scope = _runtime_scope(scope)
+        with scoped(request_scope):
+            selected = [by_name[i] for i in _select(state, messages) if i in by_name]
+        selected = tools_in_scope(selected, request_scope, own[0] if own else None)
         if condensed is not None:
             selected = condensed.tools(selected)
         selected = definitions.bindable(selected, "model node")  # one unbindable tool never ends the turn

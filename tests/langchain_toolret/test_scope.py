@@ -124,3 +124,45 @@ def test_a_function_of_the_context_or_a_fixed_scope_are_accepted():
     assert model.calls[0].tool_names == ["read_file"]
     with pytest.raises(ScopeError, match="'server_name'"):
         ToolSelectionMiddleware(k=3, scope={"server_name": "files"})
+
+
+def _graph(model, *, always_include=()):
+    from langgraph.graph import START, StateGraph
+    from langgraph.prebuilt import ToolNode, tools_condition
+
+    from langchain_toolret import ToolRetrievalState, create_model_node, create_tool_retrieval_node
+
+    builder = StateGraph(ToolRetrievalState, context_schema=Ctx)
+    builder.add_node(
+        "select_tools", create_tool_retrieval_node(TOOLS, k=2, scope="tool_scope", always_include=always_include)
+    )
+    builder.add_node("agent", create_model_node(model, TOOLS, scope="tool_scope"))
+    builder.add_node("tools", ToolNode(TOOLS))
+    builder.add_edge(START, "select_tools")
+    builder.add_edge("select_tools", "agent")
+    builder.add_conditional_edges("agent", tools_condition)
+    builder.add_edge("tools", "agent")
+    return builder.compile()
+
+
+def test_the_langgraph_nodes_select_and_bind_only_tools_in_the_scope():
+    model = ScriptedChatModel(replies=["Done."])
+    out = _graph(model, always_include=["delete_file"]).invoke(
+        {"messages": [HumanMessage("delete the file a.txt")]}, context=Ctx(ToolScope(read_only=True))
+    )
+    assert out["selected_tools"] == ["read_file"]  # drawn from the scope; always_include outside it is dropped
+    assert model.calls[0].tool_names == ["read_file"]
+
+
+async def test_the_model_node_binds_nothing_outside_the_scope_whatever_the_state_names():
+    from langgraph.graph import START, StateGraph
+
+    from langchain_toolret import ToolRetrievalState, create_model_node
+
+    model = ScriptedChatModel(replies=["Done."])
+    builder = StateGraph(ToolRetrievalState, context_schema=Ctx)
+    builder.add_node("agent", create_model_node(model, TOOLS, scope="tool_scope"))
+    builder.add_edge(START, "agent")
+    state = {"messages": [HumanMessage("delete a.txt")], "selected_tools": ["delete_file", "read_file"]}
+    await builder.compile().ainvoke(state, context=Ctx(ToolScope(read_only=True)))
+    assert model.calls[0].tool_names == ["read_file"]
