@@ -87,7 +87,7 @@ def test_the_budget_applies_to_the_precise_set_of_k_auto(kb):
     budget = _tokens(kb, auto.ids[0]) + _tokens(kb, auto.ids[1])
     result = kb.search(query, k="auto", config=wide, token_budget=budget)
     assert result.ids == auto.ids[:2] and result.tokens == budget
-    assert [s.stage for s in result.trace][-2:] == ["auto_k", "definitions"]
+    assert [s.stage for s in result.trace][-3:] == ["auto_k", "floor", "definitions"]
 
 
 def test_without_a_budget_nothing_is_counted_and_the_result_is_unchanged(kb):

@@ -55,7 +55,7 @@ def kb(make_kb):
 
 def test_k_tools_in_scope_come_back_even_when_others_rank_above_them(kb):
     query = "delete or read a file"
-    assert all(i.startswith("archive/") for i in kb.search(query, k=4).ids)  # unscoped: the archive fills it
+    assert any(i.startswith("archive/") for i in kb.search(query, k=4).ids)  # unscoped: the archive takes places
     result = kb.search(query, k=4, where={"source": "files"})
     assert sorted(result.ids) == sorted(d.id for d in FILES)
     step = next(s for s in result.trace if s.stage == "scope")
