@@ -28,7 +28,7 @@ from langchain_toolret.conversation import conversation_query
 from langchain_toolret.narrowing import DEFAULT_TOOL_LIMIT, Fallback, NarrowingMiddleware, Step
 from langchain_toolret.search_tool import DEFAULT_SEARCH_TOOL_NAME
 from toolret import RetrievalConfig, SearchResult, ToolKnowledgeBase
-from toolret.retrieval.working_set import lru_add
+from toolret.retrieval.working_set import lru_add, rebind
 
 __all__ = ["ToolSearchMiddleware", "ToolSearchState", "create_tool_search_agent", "lru_add"]
 
@@ -103,17 +103,13 @@ class ToolSearchMiddleware(NarrowingMiddleware):
         self, request: ModelRequest[Any], step: Step, result: SearchResult | None
     ) -> tuple[list[str], dict[str, Any] | None]:
         old: list[str] = step.data["bound"]
-        bound = list(old)
-        if result is not None:
-            bound = lru_add(bound, [t.name for t in self.index.live(result, query=step.query)])
-        for message in step.data["results"]:
-            if message.name == self.search_tool_name:
-                if isinstance(message.artifact, list):
-                    bound = lru_add(bound, [str(n) for n in message.artifact])
-            elif message.name in bound:
-                bound = lru_add(bound, [message.name])
-        known = {t.name for t in step.candidates}
-        bound = [n for n in bound if n in known][-self.max_tools :]
+        seeded = [t.name for t in self.index.live(result, query=step.query)] if result is not None else []
+        events = [  # a search's answer names what it found; any other result is a call
+            ([str(n) for n in m.artifact], True) if m.name == self.search_tool_name else ([str(m.name)], False)
+            for m in step.data["results"]
+            if m.name != self.search_tool_name or isinstance(m.artifact, list)
+        ]
+        bound = rebind(old, seeded, events, {t.name for t in step.candidates}, self.max_tools)  # the engine's rule
         # The model sees the bound set in a fixed (name) order: the prompt prefix changes only
         # when the set does, not when recency does.
         return sorted(bound), ({_KEY: bound} if bound != old else None)

@@ -23,8 +23,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
-from typing import Any
+from collections.abc import Collection
 
 from langchain_core.tools import BaseTool
 
@@ -41,36 +40,22 @@ def condensed_copy(tool: BaseTool, description: str) -> BaseTool:
     return tool.model_copy(update={"description": description})
 
 
-class CondensedTools:
-    """Turn LangChain tools into copies whose description is the condensed agent description.
-
-    ``source`` is where the cards are read: a :class:`~langchain_toolret.index.ToolIndex`, a
-    ``ToolKnowledgeBase``, or None (every tool gets its offline card). Tools named in ``skip``
-    (e.g. the ``search_tools`` tool, whose description is an instruction) and entries that are
-    not ``BaseTool`` (provider-side dict tools) pass through unchanged.
-    """
+class CondensedTools(CondensedCopies[BaseTool]):
+    """LangChain tools as copies described by their condensed card (the engine's
+    :class:`~toolret.cards.condensing.CondensedCopies`). ``source`` is where the cards are read (a
+    ``ToolIndex``, a ``ToolKnowledgeBase``, or None: offline cards); tools named in ``skip`` (the
+    ``search_tools`` tool, whose description is an instruction) and entries that are not ``BaseTool``
+    pass through unchanged."""
 
     def __init__(self, source: ToolIndex | ToolKnowledgeBase | None = None, *, skip: Collection[str] = ()) -> None:
         self.source = source
-        self.skip = set(skip)
         kb = source.kb if isinstance(source, ToolIndex) else source
-        self._copies: CondensedCopies[BaseTool] = CondensedCopies(
+        super().__init__(
             kb,
             name=lambda t: t.name,
             description=lambda t: t.description,
             to_doc=tool_to_doc,
             copy=condensed_copy,
+            is_tool=lambda obj: isinstance(obj, BaseTool),
+            skip=skip,
         )
-
-    def tool(self, tool: Any) -> Any:
-        """The condensed copy of ``tool`` (cached), or ``tool`` itself when there is nothing to swap."""
-        if not isinstance(tool, BaseTool) or tool.name in self.skip:
-            return tool
-        return self._copies.get(tool)
-
-    def tools(self, tools: Sequence[Any]) -> list[Any]:
-        """:meth:`tool` for each entry, in order."""
-        return [self.tool(t) for t in tools]
-
-    def __len__(self) -> int:
-        return len(self._copies)

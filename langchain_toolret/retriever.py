@@ -51,23 +51,10 @@ __all__ = ["Selection", "ToolRetriever", "result_to_documents"]
 def result_to_documents(result: SearchResult, index: ToolIndex | ToolKnowledgeBase) -> list[Document]:
     """One ``Document`` per retrieved tool: the tool's card as content, the evidence as metadata."""
     kb = index.kb if isinstance(index, ToolIndex) else index
-    docs: list[Document] = []
-    for scored in result.tools:
-        tool_doc = kb.get(scored.id)
-        docs.append(
-            Document(
-                id=scored.id,
-                page_content=tool_doc.card(),
-                metadata={
-                    "name": scored.name,
-                    "score": scored.score,
-                    "field_scores": dict(scored.field_scores),
-                    "penalty": scored.penalty,
-                    "subtask": scored.subtask,
-                },
-            )
-        )
-    return docs
+    return [
+        Document(id=t.id, page_content=kb.get(t.id).card(), metadata={"name": t.name, **t.evidence()})
+        for t in result.tools
+    ]
 
 
 class ToolRetriever(BaseRetriever):

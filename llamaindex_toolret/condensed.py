@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-from collections.abc import Sequence
 
 from llama_index.core.tools import BaseTool, ToolMetadata
 
@@ -52,29 +51,12 @@ def condensed_copy(tool: BaseTool, description: str) -> BaseTool:
     return out
 
 
-class CondensedTools:
-    """Turn LlamaIndex tools into copies whose description is the condensed agent description.
-
-    ``kb`` is where the cards are read (None: every tool gets its offline card).
-    """
+class CondensedTools(CondensedCopies[BaseTool]):
+    """LlamaIndex tools as copies described by their condensed card (the engine's
+    :class:`~toolret.cards.condensing.CondensedCopies`); ``kb`` is where the cards are read (None:
+    every tool gets its offline card)."""
 
     def __init__(self, kb: ToolKnowledgeBase | None = None) -> None:
-        self.kb = kb
-        self._copies: CondensedCopies[BaseTool] = CondensedCopies(
-            kb,
-            name=tool_name,
-            description=lambda t: t.metadata.description,
-            to_doc=tool_to_doc,
-            copy=condensed_copy,
+        super().__init__(
+            kb, name=tool_name, description=lambda t: t.metadata.description, to_doc=tool_to_doc, copy=condensed_copy
         )
-
-    def tool(self, tool: BaseTool) -> BaseTool:
-        """The condensed copy of ``tool`` (cached), or ``tool`` itself when there is nothing to swap."""
-        return self._copies.get(tool)
-
-    def tools(self, tools: Sequence[BaseTool]) -> list[BaseTool]:
-        """:meth:`tool` for each tool, in order."""
-        return [self.tool(t) for t in tools]
-
-    def __len__(self) -> int:
-        return len(self._copies)

@@ -62,7 +62,7 @@ class ToolRetriever(BaseRetriever):
     :meth:`toolret.ToolKnowledgeBase.search`); ``config`` a preset name or
     :class:`~toolret.RetrievalConfig` (default: the knowledge base's). Node ``metadata``:
     ``name`` (the tool name, as ``SimpleToolNodeMapping`` expects), ``tool_id``,
-    ``field_scores``, ``penalty``, ``subtask`` and ``match`` (``"search"`` or ``"name"``).
+    ``score``, ``field_scores``, ``penalty``, ``subtask`` and ``match`` (``"search"`` or ``"name"``).
     :attr:`last_result` keeps the most recent :class:`~toolret.SearchResult` for debugging.
     ``memory`` is the LlamaIndex chat memory (``Memory``, ``ChatMemoryBuffer``: any
     ``BaseMemory``) the agent runs with: its messages before the query go to the search as
@@ -138,7 +138,7 @@ class ToolRetriever(BaseRetriever):
             text = tool_id
         else:
             text = doc.card()
-        keys = ["name", "tool_id", "field_scores", "penalty", "subtask", "match"]
+        keys = ["name", "tool_id", "score", "field_scores", "penalty", "subtask", "match"]
         node = TextNode(
             id_=tool_id,
             text=text,
@@ -150,19 +150,7 @@ class ToolRetriever(BaseRetriever):
 
     def _nodes(self, result: SearchResult) -> list[NodeWithScore]:
         self.last_result = result
-        return [
-            self._node(
-                t.id,
-                t.score,
-                {
-                    "field_scores": dict(t.field_scores),
-                    "penalty": t.penalty,
-                    "subtask": t.subtask,
-                    "match": "search",
-                },
-            )
-            for t in result.tools
-        ]
+        return [self._node(t.id, t.score, {**t.evidence(), "match": "search"}) for t in result.tools]
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         hit = self.lookup(query_bundle.query_str)

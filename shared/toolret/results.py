@@ -33,6 +33,16 @@ class ScoredTool(BaseModel):
     #: ``GET /movie/{movie_id}/credits``). ``k="auto"`` keeps such a tool with that tool.
     serves: str | None = None
 
+    def evidence(self) -> dict[str, Any]:
+        """The score and why, as the metadata an adapter puts on the document or node it returns
+        (a LangChain ``Document``, a LlamaIndex node): score, per-field scores, penalty, sub-task."""
+        return {
+            "score": self.score,
+            "field_scores": dict(self.field_scores),
+            "penalty": self.penalty,
+            "subtask": self.subtask,
+        }
+
 
 class TraceStep(BaseModel):
     """One stage of a search: what ran, how, and how long it took."""

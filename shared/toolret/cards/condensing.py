@@ -8,7 +8,7 @@ tool), a cache per tool name rebuilt only when the tool object, its raw descript
 indexed document changes (so the pinned calls of an agent's tool loop cost a dict lookup),
 and the rule that condensing never breaks a model call (any failure hands over the raw tool,
 with one warning per tool). An adapter supplies only how its tools are named, described,
-turned into a :class:`~toolret.documents.tool_doc.ToolDoc` and copied.
+turned into a :class:`~toolret.documents.tool_doc.ToolDoc` and copied, and which entries are its tools.
 
 Example:
     >>> from dataclasses import dataclass, replace
@@ -29,9 +29,9 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from toolret.cards.card import agent_description
 from toolret.documents.tool_doc import ToolDoc
@@ -71,8 +71,12 @@ class CondensedCopies(Generic[ToolT]):
         description: Callable[[ToolT], str],
         to_doc: Callable[[ToolT], ToolDoc],
         copy: Callable[[ToolT, str], ToolT],
+        is_tool: Callable[[Any], bool] = lambda obj: True,
+        skip: Collection[str] = (),
     ) -> None:
         self.kb = kb
+        #: Entries that pass :meth:`tool` unchanged: not the framework's tools (provider-side dicts), or named here.
+        self.is_tool, self.skip = is_tool, set(skip)
         self._name, self._description, self._to_doc, self._copy = name, description, to_doc, copy
         self._cache: dict[str, _Entry[ToolT]] = {}
         self._lock = threading.Lock()
@@ -101,6 +105,14 @@ class CondensedCopies(Generic[ToolT]):
                     "condensed description of %r unavailable (%s: %s); using the raw one", name, type(exc).__name__, exc
                 )
             return tool
+
+    def tool(self, obj: Any) -> Any:
+        """:meth:`get` for a framework tool not in :attr:`skip`; anything else as it is."""
+        return self.get(obj) if self.is_tool(obj) and self._name(obj) not in self.skip else obj
+
+    def tools(self, objs: Sequence[Any]) -> list[Any]:
+        """:meth:`tool` for each entry, in order."""
+        return [self.tool(obj) for obj in objs]
 
     def __len__(self) -> int:
         return len(self._cache)

@@ -24,12 +24,12 @@ from __future__ import annotations
 import logging
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import TypeVar
 
 from toolret.errors import ConfigError
 
-__all__ = ["RecentTools", "capped", "lru_add", "within"]
+__all__ = ["RecentTools", "capped", "lru_add", "rebind", "within"]
 
 logger = logging.getLogger("toolret")
 
@@ -44,6 +44,26 @@ def lru_add(bound: Sequence[str], names: Sequence[str], cap: int | None = None) 
             out.remove(name)
         out.append(name)
     return out[-cap:] if cap is not None else out
+
+
+def rebind(
+    bound: Sequence[str],
+    seeded: Sequence[str],
+    events: Sequence[tuple[Sequence[str], bool]],
+    known: Collection[str],
+    cap: int,
+) -> list[str]:
+    """The bound set after one model call, least recently used first: the ``seeded`` tools, then each
+    tool result in order (``(names, True)``: a search found them; ``(names, False)``: they were
+    called, and a called tool already bound becomes most recent), kept to ``known`` tools, the ``cap`` newest.
+
+    >>> rebind(["a", "b"], ["c"], [(["d"], True), (["a"], False)], known="abcd", cap=3)
+    ['c', 'd', 'a']
+    """
+    out = lru_add(bound, seeded)
+    for names, found in events:
+        out = lru_add(out, names if found else [n for n in names if n in out])
+    return [n for n in out if n in known][-cap:]
 
 
 def within(found: Sequence[str], used: Sequence[str], limit: int) -> list[str]:
