@@ -51,10 +51,8 @@ def openai_definition(tool: BaseTool) -> dict[str, Any]:
 
 
 def tool_to_doc(tool: BaseTool) -> ToolDoc:
-    """One LangChain tool as a ToolDoc; its id is the tool's name (unique within an agent).
-
-    Raises :class:`~toolret.errors.InvalidToolError` naming the tool when its schema cannot
-    be converted.
+    """One LangChain tool as a ToolDoc (id: its name); a schema that does not convert is an
+    :class:`~toolret.errors.InvalidToolError` naming the tool.
     """
     if not isinstance(tool, BaseTool):
         raise InvalidToolError(
@@ -101,11 +99,8 @@ def _metadata(tool: BaseTool) -> dict[str, Any]:
 
 
 def tools_to_docs(tools: Iterable[Any]) -> tuple[list[ToolDoc | Any], dict[str, BaseTool]]:
-    """Convert every LangChain tool (other entries pass through for generic ingestion).
-
-    Returns the list to hand to ``ToolKnowledgeBase.add``/``sync`` and the id → tool map the
-    adapters use to turn retrieved ids back into the live tool objects. A repeated tool
-    name is an error: the model could not tell the two apart.
+    """Every LangChain tool as a ToolDoc (other entries pass through), and the id → tool map; a
+    repeated name is an error. Strict: :func:`langchain_toolret.tool_docs.tolerant_docs` degrades instead.
     """
     out: list[ToolDoc | Any] = []
     live: dict[str, BaseTool] = {}

@@ -50,13 +50,8 @@ def _raw_text(raw: Any) -> str | None:
 
 
 class ChatModelLLM:
-    """Wrap a LangChain ``BaseChatModel`` so toolret's LLM steps can use it.
-
-    The deadline and the errors are the engine's (:mod:`toolret.llm.bounded`): ``generate`` gives up
-    after ``timeout`` (the abandoned call finishes in the background), ``agenerate`` cancels;
-    output that does not fit the schema is a :class:`~toolret.llm.MalformedOutputError` carrying
-    the model's raw answer; any other failure an :class:`~toolret.llm.LLMError`.
-    ``method`` is passed to ``with_structured_output`` (e.g. ``"json_schema"``) when given.
+    """Wrap a LangChain ``BaseChatModel`` so toolret's LLM steps can use it; the deadline and the errors
+    are the engine's (:mod:`toolret.llm.bounded`); ``method`` goes to ``with_structured_output``.
     """
 
     def __init__(self, chat_model: BaseChatModel, *, method: str | None = None, name: str | None = None) -> None:

@@ -63,20 +63,14 @@ def create_tool_retrieval_node(
     query_builder: Callable[[list[BaseMessage]], str | None] | None = None,
     scope: ScopeSource | None = None,
 ) -> RunnableLambda[dict[str, Any], dict[str, Any]]:
-    """A node that reads the conversation from ``state[messages_key]`` and writes the names
-    (the ids LangChain and ``ToolNode`` use) of the retrieved tools, ``always_include``
-    first, to ``state[key]``.
+    """A node writing to ``state[key]`` the names of the tools retrieved for ``state[messages_key]``,
+    ``always_include`` first.
 
-    ``source`` is the tools to index (in memory, once), a :class:`ToolRetriever`, a
-    :class:`~langchain_toolret.index.ToolIndex` or a prebuilt ``ToolKnowledgeBase``.
-    ``config`` is a preset name or ``RetrievalConfig``. A ``ToolRetriever`` brings its ``k``
-    (default 5 otherwise), ``config``, ``token_budget`` and condensed copies; ``k=``/``config=``
-    given here win. The
-    query is the latest user message, with earlier turns for a follow-up
-    (:meth:`~langchain_toolret.index.ToolIndex.search_turn`); a ``query_builder``'s query is
-    searched as it is. A conversation without a user message raises :class:`toolret.QueryError`.
-    ``scope`` reads the request's tool scope from the graph's runtime context, as the middleware's
-    (:mod:`langchain_toolret.scope`): the search keeps to it and no name outside it is written.
+    ``source``: tools (indexed in memory, once), a :class:`ToolRetriever` (its ``k``, ``config``,
+    ``token_budget`` and condensed copies carry; ``k=``/``config=`` given here win), a ``ToolIndex`` or a
+    ``ToolKnowledgeBase``. The query is the latest user message (earlier ones for a follow-up), or a
+    ``query_builder``'s, searched as it is; no user message is a :class:`toolret.QueryError`. ``scope``: the
+    request's tool scope from the graph's runtime context (:mod:`langchain_toolret.scope`).
     """
     selection = Selection.of(source, k=k, config=config, llm=llm)
     index, k = selection.index, selection.k
@@ -156,19 +150,12 @@ def create_model_node(
     config: str | RetrievalConfig | None = None,
     scope: ScopeSource | None = None,
 ) -> RunnableLambda[dict[str, Any], dict[str, Any]]:
-    """A node that calls ``model`` with only the tools whose ids are in ``state[key]`` bound.
+    """A node that calls ``model`` with only the tools named in ``state[key]`` bound.
 
-    ``tools`` are all the tools the graph knows (the same list its ``ToolNode`` gets); ids
-    not among them are ignored, so a stale selection cannot bind a tool that does not exist.
-    When the state has no ``key`` at all (a plain ``MessagesState`` graph without a selector
-    node), the node selects ``k`` tools for the current user turn itself, as the middleware
-    does (an index over ``tools``, or over ``cards`` when it is a ``ToolIndex``/``ToolRetriever``,
-    built on first use; ``config`` as for the selector node) — it never binds nothing silently.
-    ``condensed_descriptions=True`` (opt-in) binds copies of the selected tools described by
-    their condensed card (:mod:`langchain_toolret.condensed`): the card the knowledge base of
-    ``cards`` holds for the tool (an LLM card when one was written), else the offline card.
-    The ``ToolNode`` still runs the user's own tools. ``scope`` (:mod:`langchain_toolret.scope`):
-    no tool outside the request's scope is bound, whatever ``state[key]`` names.
+    ``tools`` are all the graph's tools (its ``ToolNode``'s); names not among them are ignored. A state
+    without ``key`` (no selector node) makes the node select ``k`` tools for the user turn itself, over
+    ``tools`` or ``cards``. ``condensed_descriptions`` binds copies described by the condensed card of
+    ``cards``' knowledge base; ``scope``: no tool outside the request's scope is bound.
     """
     by_name = {t.name: t for t in tools}
     k = validate_k(k)

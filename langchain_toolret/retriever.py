@@ -104,12 +104,7 @@ class ToolRetriever(BaseRetriever):
         condensed_descriptions: bool = False,
         token_budget: int | None = None,
     ) -> ToolRetriever:
-        """Index ``tools`` in an in-memory knowledge base and retrieve from it.
-
-        ``config``: preset name or ``RetrievalConfig`` (default ``"fast"``, or ``"full"`` with
-        an ``llm``). ``llm`` (a LangChain chat model or a
-        toolret LLM) is what ``"full"`` plans and reranks with.
-        """
+        """Index ``tools`` in an in-memory knowledge base and retrieve from it (``llm``: for ``"full"``)."""
         index = ToolIndex.from_tools(tools, config=config, embedder=embedder, llm=llm)
         return cls(index=index, k=k, condensed_descriptions=condensed_descriptions, token_budget=token_budget)
 

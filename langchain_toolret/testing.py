@@ -60,11 +60,9 @@ Reply = AIMessage | str | BaseException | Callable[[ModelCall], "AIMessage | str
 
 
 class ScriptedChatModel(BaseChatModel):
-    """A chat model that answers from ``replies`` in order and records every :class:`ModelCall`.
-
-    After the script runs out it answers with ``default`` (by default a final text, so an agent
-    loop always ends; a function of the call makes a scripted *policy* for any number of calls). ``structured(answers)`` builds one whose ``with_structured_output`` returns
-    the given objects, for testing LLM steps.
+    """A chat model that answers from ``replies`` in order, then ``default`` (a text, or a function of
+    the call: a scripted policy), and records every :class:`ModelCall`; ``structured(answers)`` builds one
+    for ``with_structured_output``.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)

@@ -127,11 +127,9 @@ CONVERSION = Conversion(
 
 
 def tolerant_doc(tool: BaseTool, max_doc_chars: int = DEFAULT_MAX_DOC_CHARS) -> ToolDoc:
-    """:func:`tool_to_doc`, or, for a tool that does not convert (an ``fn_schema`` that cannot be
-    rendered, a description too long), its name and description only, with a warning naming it
-    (the engine's rule, :mod:`toolret.sources.tolerant`): one tool never stops a registry from
-    indexing (it is then left out of any selection it cannot be bound in,
-    :meth:`llamaindex_toolret.ToolRetriever.definition`). A tool without a usable name raises."""
+    """:func:`tool_to_doc`, or for a tool that does not convert, its degraded form with a warning naming it
+    (:mod:`toolret.sources.tolerant`): one tool never stops a registry from indexing. No usable name raises.
+    """
     meta = getattr(as_tool(tool), "metadata", None)
     if not isinstance(meta, ToolMetadata) or not isinstance(meta.name, str) or not meta.name.strip():
         return tool_to_doc(tool)  # raises, naming the field

@@ -128,13 +128,10 @@ class ToolObjectIndex:
         show_progress: bool = False,
         **index_kwargs: Any,
     ) -> ToolObjectIndex:
-        """Index ``objects`` (LlamaIndex tools or callables) in a new knowledge base.
+        """Index ``objects`` (LlamaIndex tools or callables) in a new knowledge base (persistent with ``path``).
 
-        ``path`` makes the knowledge base persistent from the start (in memory otherwise);
-        ``llm`` is a :class:`toolret.llm.LLM` (wrap a LlamaIndex LLM in
-        :class:`~llamaindex_toolret.LlamaIndexLLM`); with one and no ``config`` the knowledge base
-        uses the ``full`` preset (:meth:`toolret.RetrievalConfig.for_llm`). ``object_mapping``
-        and ``index_cls`` are accepted for compatibility and ignored: toolret builds both.
+        ``llm`` is a toolret LLM (:class:`~llamaindex_toolret.LlamaIndexLLM` wraps a LlamaIndex one; with it the
+        default preset is ``full``); ``object_mapping`` and ``index_cls`` are accepted and ignored.
         """
         _refuse_custom_nodes(from_node_fn, to_node_fn, object_mapping)
         if index_kwargs:
@@ -161,12 +158,9 @@ class ToolObjectIndex:
         sync: bool = False,
         **kb_kwargs: Any,
     ) -> ToolObjectIndex:
-        """Attach ``objects`` to an existing knowledge base (an object, or a saved one's path).
-
-        Tools new or changed since indexing are embedded (only those); every tool of the
-        knowledge base needs a live object, else :class:`toolret.ToolNotFoundError` names the
-        missing ones. ``sync=True`` instead makes the knowledge base hold exactly ``objects``.
-        ``kb_kwargs`` (``embedder``, ``config``, ``llm``) open a knowledge base given by path.
+        """Attach ``objects`` to an existing knowledge base (an object, or a saved one's path, opened with
+        ``kb_kwargs``): every tool it holds needs a live object (:func:`toolret.retrieval.agent_tools.attach`);
+        ``sync=True`` instead makes it hold exactly ``objects``.
         """
         _refuse_custom_nodes(from_node_fn, to_node_fn, object_mapping)
         kb = index if isinstance(index, ToolKnowledgeBase) else ToolKnowledgeBase.load(index, **kb_kwargs)
@@ -203,13 +197,7 @@ class ToolObjectIndex:
     def persist(
         self, persist_dir: str | os.PathLike[str] = DEFAULT_PERSIST_DIR, obj_node_mapping_fname: str = MANIFEST_FILE
     ) -> None:
-        """Save the knowledge base and the tool names in ``persist_dir``.
-
-        A knowledge base created with ``path=persist_dir`` is saved in place. Otherwise
-        ``persist_dir`` is made to hold exactly this index's tools, embedding those it does not
-        already hold (re-persisting to the same folder embeds only what changed); recorded
-        tool-use memory and fitted weights of an in-memory knowledge base are not copied.
-        """
+        """Save the knowledge base (:func:`toolret.retrieval.agent_tools.persist_to`) and the tool names in ``persist_dir``."""
         persist_to(self._kb, persist_dir)
         self._mapping.persist(str(persist_dir), obj_node_mapping_fname)
 
@@ -227,12 +215,9 @@ class ToolObjectIndex:
         config: RetrievalConfig | str | None = None,
         llm: Any = None,
     ) -> ToolObjectIndex:
-        """Reopen a persisted index and re-attach the live tools by name.
-
-        The tools come from ``objects`` or from ``object_node_mapping`` (a ``ToolNodeMapping``
-        or stock ``SimpleToolNodeMapping``). Each persisted tool must be among them, else
-        :class:`toolret.ToolNotFoundError` lists the missing names; tools added or changed
-        since are embedded. ``sync=True`` drops persisted tools that are no longer given.
+        """Reopen a persisted index and re-attach the live tools (``objects``, or a ``ToolNodeMapping`` / stock
+        ``SimpleToolNodeMapping``) by name; a persisted tool none of them is raises :class:`toolret.ToolNotFoundError`
+        (:func:`toolret.retrieval.agent_tools.attach`); ``sync=True`` drops those instead.
         """
         if objects is None and object_node_mapping is None:
             raise ToolNotFoundError(
@@ -259,18 +244,11 @@ class ToolObjectIndex:
     ) -> ToolObjectRetriever:
         """The ``tool_retriever`` for an agent: an ``ObjectRetriever`` returning live tools.
 
-        Options: ``similarity_top_k`` (or ``k``: an int or ``"auto"``; default 5), ``config``
-        (preset name or RetrievalConfig), ``keep_used`` (default 0: the retriever keeps no state,
-        so one retriever may serve unrelated requests; N > 0 makes it one conversation whose last
-        N called tools stay on offer, within the k slots), ``used_beyond_k`` (append those tools
-        after the k search results instead), ``condensed_descriptions`` (return copies described
-        by their condensed card, :mod:`llamaindex_toolret.condensed`; default False), ``memory``
-        (the agent's chat memory: earlier turns go to the search as ``conversation=``),
-        ``token_budget`` (the tools' definitions, as the agent binds them, fit that many tokens),
-        ``where`` (a :class:`toolret.ToolScope`: only tools in it are ever returned; a per-call scope
-        is ``retrieve(query, where=...)`` or ``with toolret.scoped(...)`` around the agent's run),
-        ``callback_manager``, ``verbose``. Other vector-retriever options (``filters``...) have no
-        meaning here and raise :class:`toolret.ConfigError`.
+        Options: ``similarity_top_k`` (or ``k``; default 5, or ``"auto"``), ``config``, ``keep_used``,
+        ``used_beyond_k``, ``condensed_descriptions`` (:class:`~llamaindex_toolret.retrievers.ToolObjectRetriever`),
+        ``memory``, ``token_budget`` (:class:`~llamaindex_toolret.retrievers.ToolRetriever`), ``where`` (a
+        :class:`toolret.ToolScope`; per call: ``retrieve(query, where=...)`` or ``with toolret.scoped(...)``),
+        ``callback_manager``, ``verbose``. Other vector-retriever options (``filters``...) raise :class:`toolret.ConfigError`.
         """
         opts = _retriever_kwargs(kwargs, objects=True)
         keep_used = opts.pop("keep_used", 0)
@@ -286,11 +264,8 @@ class ToolObjectIndex:
         )
 
     def warmup(self) -> float:
-        """Load the embedding model and run one search now; returns the seconds it took.
-
-        A knowledge base reopened with nothing new to embed loads its model on the first search,
-        so the agent's first request would pay for it (seconds on CPU). Call this at start-up
-        (e.g. in a server's startup hook) to pay it before any request arrives.
+        """Load the embedding model and run one search now (:func:`toolret.retrieval.agent_tools.warm_up`), so
+        the agent's first request does not pay for it; returns the seconds it took.
         """
         return warm_up(self._kb)
 

@@ -32,7 +32,7 @@ from toolret.errors import ConfigError, QueryError, ToolNotFoundError
 from toolret.retrieval.conversation import earlier_than
 from toolret.retrieval.definitions import validate_budget
 from toolret.retrieval.scope import Where, as_scope, current_scope, scoped, tool_in_scope
-from toolret.retrieval.working_set import RecentTools, within
+from toolret.retrieval.working_set import RecentTools, offered
 
 __all__ = ["ToolObjectRetriever", "ToolRetriever"]
 
@@ -58,19 +58,12 @@ def _check_k(k: Any, config: RetrievalConfig | None) -> K:
 class ToolRetriever(BaseRetriever):
     """A LlamaIndex ``BaseRetriever`` returning one ``NodeWithScore`` per retrieved tool.
 
-    ``k`` is how many tools a search returns (``"auto"``: a precise set, see
-    :meth:`toolret.ToolKnowledgeBase.search`); ``config`` a preset name or
-    :class:`~toolret.RetrievalConfig` (default: the knowledge base's). Node ``metadata``:
-    ``name`` (the tool name, as ``SimpleToolNodeMapping`` expects), ``tool_id``,
-    ``score``, ``field_scores``, ``penalty``, ``subtask`` and ``match`` (``"search"`` or ``"name"``).
-    :attr:`last_result` keeps the most recent :class:`~toolret.SearchResult` for debugging.
-    ``memory`` is the LlamaIndex chat memory (``Memory``, ``ChatMemoryBuffer``: any
-    ``BaseMemory``) the agent runs with: its messages before the query go to the search as
-    ``conversation=``, so the LLM planner (``full``) resolves follow-ups such as "and there?";
-    offline presets ignore it. ``token_budget`` keeps the retrieved tools' definitions, as the
-    agent binds them (``metadata.to_openai_tool``, condensed or not), within that many tokens,
-    best tools first; a tool whose schema cannot be rendered is left out with a warning naming
-    it (:mod:`toolret.retrieval.definitions`; ``last_result.trace`` says what was left out).
+    ``k`` (or ``"auto"``) and ``config`` as for :meth:`toolret.ToolKnowledgeBase.search`. Node ``metadata``:
+    ``name``, ``tool_id``, the score's evidence and ``match`` (``"search"`` or ``"name"``); :attr:`last_result`
+    is the most recent :class:`~toolret.SearchResult`. ``memory`` (the agent's ``BaseMemory``) hands the chat
+    before the query to the search (the LLM planner resolves "and there?"); ``token_budget`` keeps the tools'
+    definitions as the agent binds them within that many tokens, a tool whose schema cannot be rendered left
+    out with a warning naming it.
     """
 
     def __init__(
@@ -170,14 +163,10 @@ class ToolRetriever(BaseRetriever):
 class ToolObjectRetriever(ObjectRetriever[BaseTool]):
     """The ``tool_retriever`` for LlamaIndex agents: toolret search in, live tools out.
 
-    ``node_postprocessors`` run on search results (sync ones in :meth:`retrieve`, their async
-    form in :meth:`aretrieve`), not on exact-name lookups. ``keep_used`` (default 0: no state
-    between queries) is how many recently called tools stay on offer in later results, which
-    makes this retriever one conversation; they fill the last of the ``k`` slots (the best
-    search hit keeps its slot) unless ``used_beyond_k=True`` appends them after the k.
-    ``aretrieve`` runs the search in a worker thread, so the event loop keeps serving.
-    ``condensed_descriptions`` (default off) returns copies whose ``metadata.description`` is
-    :func:`toolret.cards.card.agent_description` of the indexed tool; the copies run the same code.
+    ``node_postprocessors`` run on search results, not on exact-name lookups. ``keep_used`` recently called
+    tools stay on offer within the ``k`` slots (``used_beyond_k``: after them), which makes the retriever one
+    conversation; ``condensed_descriptions`` returns copies described by their condensed card. ``aretrieve``
+    searches in a worker thread.
     """
 
     def __init__(
@@ -216,19 +205,9 @@ class ToolObjectRetriever(ObjectRetriever[BaseTool]):
 
     def _tools(self, nodes: list[NodeWithScore]) -> list[BaseTool]:
         mapping: ToolNodeMapping = self._object_node_mapping  # type: ignore[assignment]
-        found: list[str] = []
-        for node in nodes:
-            tool_id = (node.node.metadata or {}).get("tool_id") or node.node.node_id
-            if mapping.get(tool_id) is None:
-                logger.warning("no live LlamaIndex tool attached for %r; skipped (insert_object it)", tool_id)
-            elif tool_id not in found:
-                found.append(tool_id)
-        used = [
-            t
-            for t in self.used_tools
-            if t not in found and t in self.retriever.kb and mapping.get(t) is not None and self.retriever.in_scope(t)
-        ]
-        ids = found + used if self.used_beyond_k else within(found, used, self._limit())
+        found = [(node.node.metadata or {}).get("tool_id") or node.node.node_id for node in nodes]
+        used = [t for t in self.used_tools if t in self.retriever.kb and self.retriever.in_scope(t)]
+        ids = offered(found, used, mapping.get, self._limit(), self.used_beyond_k)  # the engine's rule
         return self._present([tool for t in ids if (tool := mapping.get(t)) is not None])
 
     def _limit(self) -> int:

@@ -24,12 +24,12 @@ from __future__ import annotations
 import logging
 import threading
 from collections import OrderedDict
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import TypeVar
 
 from toolret.errors import ConfigError
 
-__all__ = ["RecentTools", "capped", "lru_add", "rebind", "within"]
+__all__ = ["RecentTools", "capped", "lru_add", "offered", "rebind", "within"]
 
 logger = logging.getLogger("toolret")
 
@@ -70,6 +70,26 @@ def within(found: Sequence[str], used: Sequence[str], limit: int) -> list[str]:
     """Search hits and remembered tools in at most ``limit`` slots; the best hit keeps its slot."""
     keep = max(1 if found else 0, limit - len(used))
     return (list(found[:keep]) + list(used))[:limit]
+
+
+def offered(
+    found: Sequence[str], used: Sequence[str], live: Callable[[str], object | None], limit: int, beyond: bool = False
+) -> list[str]:
+    """The ids an agent is handed: each retrieved id with a live object (one without is skipped with a
+    warning naming it: it could be retrieved, never called), then the remembered ``used`` ones with live
+    objects, within ``limit`` slots (:func:`within`) or, with ``beyond``, after them.
+
+    >>> offered(["a", "gone", "b"], ["c"], {"a": 1, "b": 2, "c": 3}.get, limit=2)
+    ['a', 'c']
+    """
+    hits: list[str] = []
+    for tool_id in found:
+        if live(tool_id) is None:
+            logger.warning("no live tool attached for %r; skipped (attach it to the index)", tool_id)
+        elif tool_id not in hits:
+            hits.append(tool_id)
+    kept = [t for t in used if t not in hits and live(t) is not None]
+    return hits + kept if beyond else within(hits, kept, limit)
 
 
 def capped(tools: list[T], limit: int, owner: str) -> list[T]:
