@@ -116,8 +116,9 @@ class AgentTools:
         return docs, {d.id: t for d, t in zip(docs, tools)}, {}
 
     def name_of(self, tool: Any) -> str:
-        """The name the model calls ``tool`` by."""
-        return str(getattr(tool, "name", "") or "")
+        """The name the model calls ``tool`` by: its ``name``, else its document's (a function, a dict)."""
+        name = getattr(tool, "name", None)
+        return name if isinstance(name, str) and name else to_tool_doc(tool).name
 
     # ------------------------------------------------------------------ keeping in step
     def add(self, tools: Iterable[Any]) -> list[str]:

@@ -68,3 +68,17 @@ def test_search_rejects_bad_history_before_searching(embedder):
     kb.add([ToolDoc(name="get_weather", description="Weather for a city.")])
     with pytest.raises(QueryError, match="history"):
         kb.search("weather", conversation=[("robot", "beep")])
+
+
+def test_user_turns_are_read_from_any_framework_shape():
+    from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+    from llama_index.core.base.llms.types import ChatMessage as LIChatMessage
+
+    from toolret.retrieval.conversation import earlier_than, user_turns
+
+    chat = [HumanMessage("weather in Oslo"), AIMessage("Rain."), ToolMessage("x", tool_call_id="1"), HumanMessage(" ")]
+    assert user_turns(chat) == [(0, "weather in Oslo")]
+    memory = [LIChatMessage(role="user", content="weather in Oslo"), LIChatMessage(role="assistant", content="Rain."),
+              LIChatMessage(role="user", content="and Rome?")]  # fmt: skip
+    assert earlier_than(memory, "and Rome?") == memory[:2]
+    assert earlier_than(memory, "something else") == memory  # the query is not in the memory yet

@@ -163,3 +163,23 @@ def test_keep_best_binds_the_best_tool_when_the_budget_fits_none(caplog):
         )
     assert fitted.ids == ["a"] and fitted.tokens == 3
     assert "token_budget=2 fits none of the 2 selected tools" in caplog.text and "'a'" in caplog.text
+
+
+def test_a_definition_cache_converts_each_tool_object_once_and_drops_what_cannot_be_bound(caplog):
+    from toolret.retrieval.definitions import DefinitionCache
+
+    calls: list[str] = []
+
+    def convert(tool: str) -> dict:
+        calls.append(tool)
+        if tool == "broken":
+            raise KeyError("Reference '#/$defs/Thing' not found.")
+        return {"name": tool}
+
+    cache = DefinitionCache(convert, is_tool=lambda t: isinstance(t, str), name=str)
+    with caplog.at_level(logging.WARNING, logger="toolret"):
+        assert cache.bindable(["ok", "broken", {"type": "web_search"}], "demo") == ["ok", {"type": "web_search"}]
+        assert cache.bindable(["ok", "broken"], "demo") == ["ok"]
+    assert calls == ["ok", "broken"]  # a failure is remembered too
+    assert "demo: tool 'broken' cannot be bound (KeyError: Reference '#/$defs/Thing' not found.)" in caplog.text
+    assert cache.safe("broken") is None and cache("ok") == {"name": "ok"}
