@@ -320,11 +320,11 @@ class RetrievalConfig(BaseModel):
         "one dev set out (docs/method.md section 10).",
     )
     auto_max_k: int = Field(default=5, ge=1, description="Most tools k='auto' returns.")
-    auto_floor: float | Literal["calibrated"] | None = Field(
+    auto_floor: Literal["calibrated"] | None = Field(
         default="calibrated",
-        description="k='auto' returns no tools when the best chosen tool's raw cosine with the request is below this "
-        "(a greeting, an off-topic question); 'calibrated': the embedding model's measured floor "
-        "(toolret.retrieval.relevance_floor), none for a model without one; None: never empty.",
+        description="k='auto' returns no tools for a request no tool serves (a greeting, a general question): "
+        "'calibrated' applies the embedding model's measured floor (toolret.retrieval.relevance_floor; none for "
+        "a model without one, said in the trace); None: never empty.",
     )
     dependencies: DependencyConfig = Field(
         default_factory=DependencyConfig,

@@ -39,7 +39,6 @@ from toolret.index.framework_embedding import embed_queries
 from toolret.index.snapshot import Snapshot
 from toolret.results import ScoredTool, SearchResult, StagePath, TraceStep
 from toolret.retrieval.auto_k import select_auto
-from toolret.retrieval.relevance_floor import apply_floor, floor_for
 from toolret.retrieval.definitions import fit_definitions, stored_definition
 from toolret.retrieval.dependencies import keep_producers, resolve_dependencies
 from toolret.retrieval.language import language_step
@@ -55,6 +54,7 @@ from toolret.retrieval.reflection import (
     judge_coverage,
     offline_rewrite,
 )
+from toolret.retrieval.relevance_floor import apply_floor, floor_for
 from toolret.retrieval.rerank import LLMReranker
 from toolret.retrieval.search_state import SearchState
 
@@ -142,6 +142,7 @@ def stage_retrieve(state: SearchState) -> None:
         note=f"{len(texts)} text(s), {state.embedder.name}",
     )
     vec_of = {text: vectors[i] for i, text in enumerate(texts)}
+    state.query_vector = vec_of.get(state.query, state.query_vector)  # k="auto"'s floor reads it again
     timings: dict[str, float] = {}  # each stage's own measured time, summed over the rankings
     state.rankings = []
     for job, ft in zip(state.jobs, texts_of):
@@ -360,8 +361,9 @@ def finish_search(state: SearchState) -> SearchResult:
                 note=f"kept {len(chosen)} of {len(tools)} (ratio {state.config.auto_ratio}, margin {state.config.auto_margin})",
             )
         )
+        floor = floor_for(state.config, state.embedder.name)
         tools, step = apply_floor(
-            chosen, floor_for(state.config, state.embedder.name), embedder_name=state.embedder.name
+            chosen, floor, query=state.query, snap=state.snap, embedder=state.embedder, qvec=state.query_vector
         )
         state.trace.append(step)
     result = SearchResult(query=state.query, tools=tools, trace=list(state.trace), plan=state.plan)

@@ -3,63 +3,172 @@
 ``k="auto"`` cuts a ranked list where its scores fall away from the best one; those scores are
 z-scores over the request's own candidate pool, so a greeting ("hi there!") or a general question
 ("what is the capital of France?") still has a best tool that "stands out". Handing an agent that
-tool costs tokens and invites a wrong call. The floor asks the question a relative score cannot:
-does any chosen tool match the request at all? It reads each tool's
-:attr:`~toolret.results.ScoredTool.similarity` (the best raw cosine between the request and any
-of the tool's fields, comparable across requests) and, when even the best is below the floor,
-returns no tools; the trace's ``floor`` step says so, with the numbers.
+tool costs tokens and invites a wrong call. The floor asks what a relative score cannot: does the
+request want a tool at all? Two signals, both absolute (comparable across requests):
 
-A cosine means something only for the model that produced it, so the floor is calibrated per
-embedding model (:data:`CALIBRATED_FLOORS`): the highest value that keeps at least 99 % of
-``k="auto"``'s recall on every dev set (200 sampled requests per set), measured with
-``experiments/auto_floor.py`` (docs/decisions/2026-11-26-auto-floor.md). A model without a calibrated
-value gets no floor (said in the trace) unless ``RetrievalConfig.auto_floor`` gives one.
+* **chit-chat likeness**: the request's cosine with the nearest of :data:`NULL_PROTOTYPES`
+  (greetings, thanks, small talk, general-knowledge and opinion questions no tool registry
+  serves) against its cosine with the best chosen tool (:attr:`~toolret.results.ScoredTool.similarity`).
+  When the request reads more like chit-chat than like its best tool by more than ``margin``, no
+  tool fits;
+* **unknown words**: when (nearly) every content word of the request is absent from the
+  registry's tool descriptions (``oov_share``; a request of stopwords only counts as all unknown)
+  and even the best tool matches weakly (below ``weak_similarity``), no tool fits.
+
+Either returns no tools; the trace's ``floor`` step gives the numbers (never a tool's name).
+
+A cosine means something only for the model that produced it, so the settings are calibrated per
+embedding model (:data:`CALIBRATED`) on the dev sets: the setting that empties the most off-topic
+requests while keeping at least 99 % of ``k="auto"``'s recall on every dev set (200 sampled
+requests per set; ``experiments/auto_floor.py``, docs/decisions/2026-11-26-auto-floor.md). A model
+without calibrated settings gets no floor, and the trace says so.
 
 Example:
-    >>> from toolret import ScoredTool
-    >>> tools = [ScoredTool(id="get_weather", name="get_weather", score=2.1, similarity=0.12)]
-    >>> kept, step = apply_floor(tools, 0.3)
-    >>> kept, step.note
-    ([], 'best similarity 0.120 < floor 0.300: no tool fits the request, none returned')
+    >>> floor = FloorSettings(margin=0.2, oov_share=0.9, weak_similarity=0.3)
+    >>> floor.empties(best=0.21, null=0.55, oov=0.5), floor.empties(best=0.52, null=0.40, oov=0.0)
+    (True, False)
 """
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
 
 from toolret.config import RetrievalConfig
+from toolret.index.embedding import SHIPPED_EMBEDDER_NAME
+from toolret.index.framework_embedding import embed_queries
+from toolret.index.lexical import analyze_query
+from toolret.index.onnx_embedding import ONNX_EMBEDDER_NAME
+from toolret.index.snapshot import Snapshot
 from toolret.results import ScoredTool, TraceStep
+from toolret.scoring.evidence import query_evidence, registry_df
 
-__all__ = ["CALIBRATED_FLOORS", "apply_floor", "floor_for"]
+__all__ = ["CALIBRATED", "NULL_PROTOTYPES", "FloorSettings", "apply_floor", "floor_for", "floor_signals"]
 
-#: Embedding model name -> the calibrated floor of ``k="auto"`` (best raw cosine of the chosen set).
-CALIBRATED_FLOORS: dict[str, float] = {}
+#: Requests no tool registry serves, the anchors of "chit-chat likeness". Written for the floor;
+#: the off-topic requests it is measured on (``experiments/auto_floor.py``) are other sentences.
+NULL_PROTOTYPES: tuple[str, ...] = (
+    "hey",
+    "hiya, what's up?",
+    "good evening to you",
+    "howdy",
+    "thanks!",
+    "much appreciated",
+    "great, thank you",
+    "alright",
+    "sounds good",
+    "haha",
+    "goodbye",
+    "take care",
+    "how's it going?",
+    "nice to meet you",
+    "what are you?",
+    "are you human?",
+    "what is your purpose?",
+    "I'm feeling lonely",
+    "you're awesome",
+    "I don't understand",
+    "please repeat that",
+    "oops",
+    "what is the tallest mountain in the world?",
+    "who painted the Mona Lisa?",
+    "when did World War II end?",
+    "what causes rain?",
+    "how does gravity work?",
+    "what is the speed of light?",
+    "who invented the telephone?",
+    "what is democracy?",
+    "define the word serendipity",
+    "tell me something interesting",
+    "say something funny",
+    "compose a haiku about the sea",
+    "what's your opinion on modern art?",
+    "do you prefer summer or winter?",
+    "what happens after we die?",
+    "how can I be happier?",
+    "what is the best way to learn?",
+    "explain quantum physics simply",
+)
 
 
-def floor_for(config: RetrievalConfig, embedder_name: str) -> float | None:
-    """The floor a ``k="auto"`` search applies: the config's number, or the model's calibrated one."""
-    setting = config.auto_floor
-    if setting == "calibrated":
-        return CALIBRATED_FLOORS.get(embedder_name)
-    return setting
+@dataclass(frozen=True)
+class FloorSettings:
+    """When ``k="auto"`` returns nothing (see the module doc): chit-chat likeness above the best tool's
+    similarity by more than ``margin``, or unknown words (share >= ``oov_share``) with a best tool
+    below ``weak_similarity``."""
+
+    margin: float
+    oov_share: float
+    weak_similarity: float
+
+    def empties(self, *, best: float, null: float, oov: float) -> bool:
+        """Does a request with these signals get no tools?"""
+        return null - best > self.margin or (oov >= self.oov_share and best < self.weak_similarity)
+
+
+#: Embedding model name -> its calibrated floor (docs/decisions/2026-11-26-auto-floor.md).
+CALIBRATED: dict[str, FloorSettings] = {
+    SHIPPED_EMBEDDER_NAME: FloorSettings(margin=0.10, oov_share=0.7, weak_similarity=0.30),
+    ONNX_EMBEDDER_NAME: FloorSettings(margin=0.22, oov_share=0.9, weak_similarity=0.30),
+}
+
+_LOCK = threading.Lock()
+_PROTOTYPES: dict[str, np.ndarray] = {}
+
+
+def _prototypes(embedder: Any) -> np.ndarray:
+    """:data:`NULL_PROTOTYPES` embedded as queries by ``embedder`` (once per process and model)."""
+    with _LOCK:
+        if embedder.name not in _PROTOTYPES:
+            _PROTOTYPES[embedder.name] = embed_queries(embedder, list(NULL_PROTOTYPES))
+        return _PROTOTYPES[embedder.name]
+
+
+def floor_for(config: RetrievalConfig, embedder_name: str) -> FloorSettings | None:
+    """The floor a ``k="auto"`` search applies: the model's calibrated one (None: off, or none calibrated)."""
+    return CALIBRATED.get(embedder_name) if config.auto_floor == "calibrated" else None
+
+
+def floor_signals(
+    query: str, tools: Sequence[ScoredTool], snap: Snapshot, embedder: Any, qvec: np.ndarray | None = None
+) -> tuple[float, float, float]:
+    """``(best, null, oov)`` of a request: its best chosen tool's similarity, its chit-chat likeness, and
+    the share of its content words no tool description holds (1.0 for a request of stopwords only).
+    ``qvec``: the request's query vector when the search already has it (else it is embedded here)."""
+    best = max((t.similarity for t in tools), default=0.0)
+    if qvec is None:
+        qvec = embed_queries(embedder, [query])[0]
+    null = float(np.max(_prototypes(embedder) @ qvec))
+    tokens = analyze_query(query)
+    oov = query_evidence(query, tokens, *registry_df(snap)).oov_share if tokens else 1.0
+    return best, null, oov
 
 
 def apply_floor(
-    tools: Sequence[ScoredTool], floor: float | None, *, embedder_name: str = ""
+    tools: Sequence[ScoredTool],
+    settings: FloorSettings | None,
+    *,
+    query: str,
+    snap: Snapshot,
+    embedder: Any,
+    qvec: np.ndarray | None = None,
 ) -> tuple[list[ScoredTool], TraceStep]:
-    """``tools``, or none when the best similarity among them is below ``floor``; and the trace step."""
+    """``tools``, or none when the request wants no tool (``settings``' rule); and the trace step."""
     tools = list(tools)
-    if floor is None:
-        note = f"no calibrated floor for {embedder_name!r}: the set is kept" if embedder_name else "no floor"
+    if settings is None or not tools:
+        note = "off" if not tools else f"no calibrated floor for {embedder.name!r}: the set is kept"
         return tools, TraceStep(stage="floor", path="skipped", ms=0.0, note=note)
-    best = max((t.similarity for t in tools), default=0.0)
-    if tools and best >= floor:
-        return tools, TraceStep(
-            stage="floor", path="offline", ms=0.0, note=f"best similarity {best:.3f} >= floor {floor:.3f}"
-        )
-    return [], TraceStep(
-        stage="floor",
-        path="offline",
-        ms=0.0,
-        note=f"best similarity {best:.3f} < floor {floor:.3f}: no tool fits the request, none returned",
+    start = time.perf_counter()
+    best, null, oov = floor_signals(query, tools, snap, embedder, qvec)
+    empty = settings.empties(best=best, null=null, oov=oov)
+    note = (
+        f"best tool similarity {best:.3f}, chit-chat likeness {null:.3f} (margin {settings.margin:g}), "
+        f"unknown words {oov:.0%}" + (": no tool fits the request, none returned" if empty else ": kept")
     )
+    ms = (time.perf_counter() - start) * 1000
+    return ([] if empty else tools), TraceStep(stage="floor", path="offline", ms=ms, note=note)

@@ -78,6 +78,8 @@ class SearchState:
     definition: Callable[[ScoredTool], Any] | None = None
     #: The tools this search may return, a boolean per snapshot row (None: every tool); see ``allowed_ids``.
     allowed: np.ndarray | None = None
+    #: The request's own query vector once retrieval embedded it (``k="auto"``'s floor reads it).
+    query_vector: np.ndarray | None = None
     #: The knowledge base's fitted scorer (``kb.fit``), used when the config's ``use_learned`` is set.
     #: Fitted state, so it travels with the search and never sits in the user's RetrievalConfig.
     learned: LearnedWeights | None = None

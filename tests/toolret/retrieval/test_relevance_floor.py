@@ -1,0 +1,71 @@
+"""k="auto" returns nothing for a request no tool serves (the calibrated floor), and only then."""
+
+from __future__ import annotations
+
+import pytest
+
+from toolret import RetrievalConfig, ToolKnowledgeBase
+from toolret.index.embedding import SHIPPED_EMBEDDER_NAME, resolve_embedder
+from toolret.index.framework_embedding import AsymmetricEmbedder
+from toolret.index.onnx_embedding import ONNX_EMBEDDER_NAME
+from toolret.retrieval.relevance_floor import CALIBRATED, FloorSettings
+
+TOOLS = [
+    {"name": "get_weather", "description": "Current weather and forecast for a city."},
+    {"name": "convert_currency", "description": "Convert an amount of money into another currency."},
+    {"name": "send_email", "description": "Send an email message to a recipient."},
+    {"name": "book_flight", "description": "Book a flight between two airports on a date."},
+    {"name": "create_calendar_event", "description": "Create an event in the user's calendar."},
+]
+
+
+@pytest.fixture(scope="module", params=[SHIPPED_EMBEDDER_NAME, ONNX_EMBEDDER_NAME])
+def kb(request):
+    kb = ToolKnowledgeBase(embedder=resolve_embedder(request.param))  # the packaged models, each calibrated
+    kb.add(TOOLS)
+    yield kb
+    kb.close()
+
+
+@pytest.mark.parametrize("request_text", ["hi there!", "thanks, that's all", "who wrote Pride and Prejudice?"])
+def test_chit_chat_and_general_questions_get_no_tools(kb, request_text):
+    result = kb.search(request_text, k="auto")
+    assert result.ids == []
+    step = next(s for s in result.trace if s.stage == "floor")
+    assert step.note.endswith("no tool fits the request, none returned")
+    assert not any(t["name"] in step.note for t in TOOLS)  # the numbers, never a tool's name
+
+
+@pytest.mark.parametrize(
+    ("request_text", "tool"),
+    [
+        ("is it going to rain in Paris tomorrow?", "get_weather"),
+        ("how much is 100 dollars in yen?", "convert_currency"),
+        ("mail the report to alice", "send_email"),
+        ("I need a plane ticket from Boston to Denver on friday", "book_flight"),
+    ],
+)
+def test_requests_a_tool_serves_keep_their_tools(kb, request_text, tool):
+    assert kb.search(request_text, k="auto").ids[:1] == [tool]
+
+
+def test_a_fixed_k_and_a_floor_switched_off_never_return_nothing(kb):
+    assert len(kb.search("hi there!", k=2).ids) == 2
+    off = RetrievalConfig.preset("fast").with_(auto_floor=None)
+    assert kb.search("hi there!", k="auto", config=off).ids != []
+
+
+def test_a_model_without_a_calibrated_floor_keeps_the_set_and_says_so(embedder):
+    own = AsymmetricEmbedder(embedder.embed, embedder.embed, name="my-model")  # any model toolret has not calibrated
+    assert own.name not in CALIBRATED
+    kb = ToolKnowledgeBase.from_tools(TOOLS, embedder=own)
+    result = kb.search("hi there!", k="auto")
+    step = next(s for s in result.trace if s.stage == "floor")
+    assert result.ids and step.path == "skipped" and "no calibrated floor for 'my-model'" in step.note
+
+
+def test_the_rule():
+    floor = FloorSettings(margin=0.2, oov_share=0.9, weak_similarity=0.3)
+    assert floor.empties(best=0.2, null=0.5, oov=0.0)  # reads like chit-chat
+    assert floor.empties(best=0.25, null=0.3, oov=1.0)  # unknown words and a weak best tool
+    assert not floor.empties(best=0.35, null=0.3, oov=1.0)
