@@ -137,13 +137,13 @@ def measure(embedder: str, preset: str, limit: int) -> dict[str, object]:
         rows = []
         for q in data.queries:
             result = kb.search(q.query, k="auto")
-            best, null, oov = floor_signals(q.query, result.tools, snap, kb.embedder)
+            best, null, oov = floor_signals(result.query, result.tools, snap, kb.embedder)  # the text searched
             rows.append({"recall": _recall(q.relevant, result.ids), "best": best, "null": null, "oov": oov})
         off, heldout = [], []
         for texts, rows_out in ((OFF_TOPIC, off), (OFF_TOPIC_HELDOUT, heldout)):
             for text in texts:
                 result = kb.search(text, k="auto")
-                best, null, oov = floor_signals(text, result.tools, snap, kb.embedder)
+                best, null, oov = floor_signals(result.query, result.tools, snap, kb.embedder)
                 rows_out.append({"best": best, "null": null, "oov": oov, "n": len(result.ids)})
         kb.close()
         out["sets"][name] = {"tools": len(data.tools), "queries": rows, "off_topic": off, "heldout": heldout}  # type: ignore[index]
