@@ -184,8 +184,9 @@ def framework_embedder(obj: Any, *, name: str | None = None) -> AsymmetricEmbedd
         label = f"langchain:{cls}"
     elif _is_llamaindex(obj):
         docs_fn, query_fn = "get_text_embedding_batch", "get_query_embedding"
-        own = getattr(obj, "class_name", None)  # LlamaIndex's own name for the class
-        label = f"llamaindex:{own() if callable(own) else cls}"
+        own = getattr(obj, "class_name", None)  # LlamaIndex's own name for the class, when it gives one
+        own_name = own() if callable(own) else ""
+        label = f"llamaindex:{own_name if own_name and own_name != 'base_component' else cls}"
     else:
         docs_fn = ""
     if docs_fn:

@@ -142,3 +142,25 @@ def test_the_knowledge_base_records_the_framework_embedder(embedder, tmp_path):
     assert reopened.embedder.name == "langchain:PackagedEmbeddings:packaged-minilm"
     with pytest.raises(ModelMismatchError):
         ToolKnowledgeBase.load(tmp_path / "kb", embedder=PackagedLlamaEmbedding(embedder))
+
+
+def test_the_example_runs_and_keeps_the_sides_apart(capsys):
+    import runpy
+    from pathlib import Path
+
+    example = Path(__file__).resolve().parents[3] / "examples" / "framework_embedders.py"
+    runpy.run_path(str(example), run_name="__main__")
+    out = capsys.readouterr().out
+    assert "recorded embedder: langchain:PrefixedEmbeddings:minilm-e5-style" in out
+    assert "is it raining in Paris? -> ['get_weather']" in out
+    assert "embedded as documents / queries: {'documents': 6, 'queries': 1}" in out
+    assert "recorded embedder: llamaindex:PrefixedLlamaEmbedding:minilm-e5-style" in out
+
+
+def test_a_llamaindex_class_without_its_own_class_name_is_recorded_by_its_python_name(embedder):
+    class Plain(PackagedLlamaEmbedding):
+        @classmethod
+        def class_name(cls) -> str:
+            return "base_component"  # what LlamaIndex's BaseComponent answers when a class does not say
+
+    assert framework_embedder(Plain(embedder)).name == "llamaindex:Plain:packaged-minilm"
