@@ -166,3 +166,16 @@ async def test_the_model_node_binds_nothing_outside_the_scope_whatever_the_state
     state = {"messages": [HumanMessage("delete a.txt")], "selected_tools": ["delete_file", "read_file"]}
     await builder.compile().ainvoke(state, context=Ctx(ToolScope(read_only=True)))
     assert model.calls[0].tool_names == ["read_file"]
+
+
+def test_the_scoped_agent_example_runs(capsys):
+    import runpy
+    from pathlib import Path
+
+    example = Path(__file__).resolve().parents[2] / "examples" / "scoped_agent.py"
+    offered = runpy.run_path(str(example))["main"]()
+    assert set(offered["admin"]) == {"delete_file", "read_file"}
+    assert set(offered["support"]) <= {"list_invoices", "refund_invoice"}
+    assert set(offered["guest"]) <= {"read_file", "list_invoices"}
+    out = capsys.readouterr().out
+    assert out.count("\"Tool 'delete_file' is not available.\"") == 2
