@@ -26,6 +26,7 @@ from typing_extensions import NotRequired
 
 from langchain_toolret.conversation import conversation_query
 from langchain_toolret.narrowing import DEFAULT_TOOL_LIMIT, Fallback, NarrowingMiddleware, Step
+from langchain_toolret.scope import ScopeSource
 from langchain_toolret.search_tool import DEFAULT_SEARCH_TOOL_NAME
 from toolret import RetrievalConfig, SearchResult, ToolKnowledgeBase
 from toolret.retrieval.working_set import lru_add, rebind
@@ -66,6 +67,7 @@ class ToolSearchMiddleware(NarrowingMiddleware):
         tool_limit: int = DEFAULT_TOOL_LIMIT,
         query_builder: Callable[[list[BaseMessage]], str | None] | None = None,
         condensed_descriptions: bool = False,
+        scope: ScopeSource | None = None,
     ) -> None:
         if max_tools < 1 or seed_k < 0 or search_k < 1:
             raise ValueError("max_tools and search_k must be at least 1, seed_k at least 0")
@@ -81,6 +83,7 @@ class ToolSearchMiddleware(NarrowingMiddleware):
             condensed_descriptions=condensed_descriptions,
             tool_limit=tool_limit,
             search_min_score=search_min_score,
+            scope=scope,
         )
         self.max_tools = max_tools
         self.seed_k = seed_k
@@ -129,6 +132,7 @@ def create_tool_search_agent(
     search_tool_name: str = DEFAULT_SEARCH_TOOL_NAME,
     search_min_score: float | None = None,
     condensed_descriptions: bool = False,
+    scope: ScopeSource | None = None,
     system_prompt: Any = None,
     state_schema: type[Any] | None = None,
     middleware: Sequence[AgentMiddleware[Any, Any, Any]] = (),
@@ -143,8 +147,9 @@ def create_tool_search_agent(
         search_k, search_min_score: most tools one search returns, and the score below which a
             found tool is left out (None: keep all), so a vague search does not bind weak matches.
         seed_k: tools pre-retrieved from each new user message (0: the model must search).
-        knowledge_base, config, llm, always_include, condensed_descriptions: as for
-            :class:`~langchain_toolret.middleware.ToolSelectionMiddleware`.
+        knowledge_base, config, llm, always_include, condensed_descriptions, scope: as for
+            :class:`~langchain_toolret.middleware.ToolSelectionMiddleware` (``scope``: the request's
+            tool scope from the runtime context; pass ``context_schema=`` for it).
         system_prompt, state_schema, middleware, and any other keyword: passed to
             ``langchain.agents.create_agent`` (a custom ``state_schema`` is merged with :class:`ToolSearchState`).
 
@@ -167,6 +172,7 @@ def create_tool_search_agent(
         search_tool_name=search_tool_name,
         search_min_score=search_min_score,
         condensed_descriptions=condensed_descriptions,
+        scope=scope,
     )
     return create_langchain_agent(
         model,

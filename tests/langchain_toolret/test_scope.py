@@ -179,3 +179,14 @@ def test_the_scoped_agent_example_runs(capsys):
     assert set(offered["guest"]) <= {"read_file", "list_invoices"}
     out = capsys.readouterr().out
     assert out.count("\"Tool 'delete_file' is not available.\"") == 2
+
+
+def test_the_agentic_mode_searches_and_binds_within_the_scope():
+    from langchain_toolret import create_tool_search_agent
+
+    model = ScriptedChatModel(replies=[tool_call("search_tools", query="delete or shred a file"), "Done."])
+    agent = create_tool_search_agent(model, TOOLS, seed_k=2, scope="tool_scope", context_schema=Ctx)
+    out = agent.invoke({"messages": [HumanMessage("get rid of a.txt")]}, context=Ctx(ToolScope(read_only=True)))
+    found = next(m for m in out["messages"] if isinstance(m, ToolMessage))
+    assert found.artifact == ["read_file"]
+    assert all(set(call.tool_names) <= {"read_file", "search_tools"} for call in model.calls)
