@@ -44,6 +44,7 @@ from langchain_toolret.index import ToolIndex
 from toolret import K, RetrievalConfig, SearchResult, ToolKnowledgeBase, validate_k
 from toolret.errors import QueryError
 from toolret.retrieval.definitions import validate_budget
+from toolret.retrieval.scope import Where, scoped
 
 __all__ = ["Selection", "ToolRetriever", "result_to_documents"]
 
@@ -117,12 +118,15 @@ class ToolRetriever(BaseRetriever):
             return self.k
         return validate_k(k)
 
-    def search(self, query: str, k: K | None = None) -> SearchResult:
-        """The raw toolret result (ids, scores, plan and trace) for ``query``."""
-        return self._fit(self.index.search(query, self._k(k), config=self.config))
+    def search(self, query: str, k: K | None = None, *, where: Where | None = None) -> SearchResult:
+        """The raw toolret result (ids, scores, plan and trace) for ``query``; ``where``: this call's
+        tool scope (:class:`toolret.ToolScope`; :mod:`toolret.retrieval.scope`)."""
+        with scoped(where):
+            return self._fit(self.index.search(query, self._k(k), config=self.config))
 
-    async def asearch(self, query: str, k: K | None = None) -> SearchResult:
-        result = await self.index.asearch(query, self._k(k), config=self.config)
+    async def asearch(self, query: str, k: K | None = None, *, where: Where | None = None) -> SearchResult:
+        with scoped(where):
+            result = await self.index.asearch(query, self._k(k), config=self.config)
         return await asyncio.to_thread(self._fit, result)  # the first count loads a tokenizer
 
     def _fit(self, result: SearchResult) -> SearchResult:
@@ -139,25 +143,35 @@ class ToolRetriever(BaseRetriever):
             self._condensed = CondensedTools(self.index)
         return self._condensed.tools(tools)
 
-    def get_tools(self, query: str, k: K | None = None) -> list[BaseTool]:
+    def get_tools(self, query: str, k: K | None = None, *, where: Where | None = None) -> list[BaseTool]:
         """The live LangChain tools for ``query``, best first, ready for ``bind_tools``
-        (condensed copies with ``condensed_descriptions``)."""
-        return self._present(self.index.live(self.search(query, k), query=query))
+        (condensed copies with ``condensed_descriptions``); ``where``: this call's tool scope."""
+        return self._present(self.index.live(self.search(query, k, where=where), query=query))
 
-    async def aget_tools(self, query: str, k: K | None = None) -> list[BaseTool]:
-        return self._present(self.index.live(await self.asearch(query, k), query=query))
+    async def aget_tools(self, query: str, k: K | None = None, *, where: Where | None = None) -> list[BaseTool]:
+        return self._present(self.index.live(await self.asearch(query, k, where=where), query=query))
 
     def _get_relevant_documents(
-        self, query: str, *, run_manager: CallbackManagerForRetrieverRun, k: K | None = None
+        self,
+        query: str,
+        *,
+        run_manager: CallbackManagerForRetrieverRun,
+        k: K | None = None,
+        where: Where | None = None,
     ) -> list[Document]:
         _check_query(query)
-        return result_to_documents(self.search(query, k), self.index)
+        return result_to_documents(self.search(query, k, where=where), self.index)
 
     async def _aget_relevant_documents(
-        self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun, k: K | None = None
+        self,
+        query: str,
+        *,
+        run_manager: AsyncCallbackManagerForRetrieverRun,
+        k: K | None = None,
+        where: Where | None = None,
     ) -> list[Document]:
         _check_query(query)
-        return result_to_documents(await self.asearch(query, k), self.index)
+        return result_to_documents(await self.asearch(query, k, where=where), self.index)
 
 
 @dataclass(frozen=True)

@@ -190,3 +190,15 @@ def test_the_agentic_mode_searches_and_binds_within_the_scope():
     found = next(m for m in out["messages"] if isinstance(m, ToolMessage))
     assert found.artifact == ["read_file"]
     assert all(set(call.tool_names) <= {"read_file", "search_tools"} for call in model.calls)
+
+
+async def test_the_retriever_takes_a_scope_per_call():
+    from langchain_toolret import ToolRetriever
+
+    retriever = ToolRetriever.from_tools(TOOLS, k=2)
+    assert {d.metadata["name"] for d in retriever.invoke("delete the file a.txt")} == {"delete_file", "shred_file"}
+    scoped_docs = retriever.invoke("delete the file a.txt", where={"read_only": True})
+    assert [d.metadata["name"] for d in scoped_docs] == ["read_file"]
+    assert [t.name for t in await retriever.aget_tools("delete a.txt", where={"tags": ["finance"]})] == [
+        "create_invoice"
+    ]
