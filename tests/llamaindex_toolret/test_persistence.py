@@ -107,7 +107,7 @@ def test_unreadable_manifest_is_a_knowledge_base_error(tmp_path):
 def test_warmup_loads_the_model_before_the_first_request(tmp_path, embedder):
     """Reopened with nothing to embed, the model is not loaded; warmup() loads it and runs one search."""
     ToolObjectIndex.from_objects(agent_tools(), embedder=embedder).persist(tmp_path / "store")
-    cold = type(embedder)()  # the same (default ONNX) model, not loaded yet
+    cold = type(embedder)(model_dir=embedder.model_dir, name=embedder.name)  # the same default model, not loaded yet
     loaded = ToolObjectIndex.from_persist_dir(tmp_path / "store", objects=agent_tools(), embedder=cold)
     assert cold._session is None and cold.texts_embedded == 0
     seconds = loaded.warmup()

@@ -172,7 +172,15 @@ def fuse_rankings(
     }
     head = [tool_id for tool_id, _ in reciprocal_rank_fusion(lists)]
     first = 0 if config.whole_query_budget else 1
-    picked = budgeted_merge(lists[first:], k=k, head=head)
+    merge_order = list(range(first, len(order)))
+    if plan.path == "llm" and first == 0:
+        # An LLM's sub-tasks are the request's stated needs: each has its first tool before the whole
+        # request has its share, so a top k no larger than the sub-tasks still covers every one.
+        merge_order = merge_order[1:] + merge_order[:1]
+    picked = [
+        (tool_id, None if source is None else merge_order[source])
+        for tool_id, source in budgeted_merge([lists[n] for n in merge_order], k=k, head=head)
+    ]
     out: list[ScoredTool] = []
     for tool_id, source in picked:
         index = snap.index_of[tool_id]
@@ -180,7 +188,7 @@ def fuse_rankings(
             cand = max((b[index] for b in best if index in b), key=lambda c: c.score)
             out.append(scored(snap, cand))
             continue
-        position = source + first
+        position = source
         group = order[position]
         subtask = plan.subtasks[group].text if group is not None else None
         out.append(scored(snap, best[position][index], subtask))
