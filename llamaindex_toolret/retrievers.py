@@ -207,7 +207,9 @@ class ToolObjectRetriever(ObjectRetriever[BaseTool]):
         mapping: ToolNodeMapping = self._object_node_mapping  # type: ignore[assignment]
         found = [(node.node.metadata or {}).get("tool_id") or node.node.node_id for node in nodes]
         used = [t for t in self.used_tools if t in self.retriever.kb and self.retriever.in_scope(t)]
-        ids = offered(found, used, mapping.get, self._limit(), self.used_beyond_k)  # the engine's rule
+        ids = offered(
+            found, used, mapping.get, self._limit(), self.used_beyond_k, "insert_object it"
+        )  # the engine's rule
         return self._present([tool for t in ids if (tool := mapping.get(t)) is not None])
 
     def _limit(self) -> int:

@@ -73,7 +73,12 @@ def within(found: Sequence[str], used: Sequence[str], limit: int) -> list[str]:
 
 
 def offered(
-    found: Sequence[str], used: Sequence[str], live: Callable[[str], object | None], limit: int, beyond: bool = False
+    found: Sequence[str],
+    used: Sequence[str],
+    live: Callable[[str], object | None],
+    limit: int,
+    beyond: bool = False,
+    how_to_attach: str = "attach it to the index",
 ) -> list[str]:
     """The ids an agent is handed: each retrieved id with a live object (one without is skipped with a
     warning naming it: it could be retrieved, never called), then the remembered ``used`` ones with live
@@ -85,7 +90,7 @@ def offered(
     hits: list[str] = []
     for tool_id in found:
         if live(tool_id) is None:
-            logger.warning("no live tool attached for %r; skipped (attach it to the index)", tool_id)
+            logger.warning("no live tool attached for %r; skipped (%s)", tool_id, how_to_attach)
         elif tool_id not in hits:
             hits.append(tool_id)
     kept = [t for t in used if t not in hits and live(t) is not None]
