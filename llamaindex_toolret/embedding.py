@@ -36,7 +36,7 @@ def embedder_from_llamaindex(embed_model: BaseEmbedding) -> Embedder:
 
 
 class ToolretEmbedding(BaseEmbedding):
-    """A toolret embedder as a LlamaIndex embedding model (default: the packaged MiniLM, offline).
+    """A toolret embedder as a LlamaIndex embedding model (default: the packaged toolret-embed-mini, offline).
 
     ``embedder`` is anything :func:`toolret.index.embedding.resolve_embedder` accepts. Async calls
     run in a worker thread so they do not block the event loop.

@@ -314,8 +314,9 @@ def build_parser() -> argparse.ArgumentParser:
     index.add_argument(
         "--embedder",
         default=None,
-        help="embedding model of a new knowledge base (default: the packaged int8 ONNX MiniLM); "
-        "packaged:all-MiniLM-L6-v2-onnx-int8-dynamic embeds in about half the CPU time "
+        help="embedding model of a new knowledge base (default: packaged:toolret-embed-mini, toolret's own, "
+        "int8 ONNX); packaged:all-MiniLM-L6-v2-onnx-int8 is the stock MiniLM, and "
+        "packaged:all-MiniLM-L6-v2-onnx-int8-dynamic the stock MiniLM in about half its CPU time "
         "(needs `pip install 'toolret[fast-index]'`)",
     )
     index.add_argument(
@@ -370,7 +371,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument(
         "--embedder",
         default=None,
-        help="embedding model for mftr and cosine (default: the packaged int8 ONNX MiniLM); "
+        help="embedding model for mftr and cosine (default: packaged:toolret-embed-mini); "
         "a model directory from `toolret train`, or a packaged: name",
     )
     ev.add_argument("--plot", metavar="OUT.png", help="draw Recall@1..20 of every method (needs matplotlib)")
@@ -386,6 +387,11 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"queries per dataset, sampled with seed 0 (default: {DEFAULT_BENCH_LIMIT}; 0 = all)",
     )
     bench.add_argument("--auto-k", action="store_true", help="TRACC of the presets measured with k='auto'")
+    bench.add_argument(
+        "--no-union",
+        action="store_true",
+        help="skip the union condition (every dev registry in one knowledge base, each set's queries over it)",
+    )
     bench.add_argument(
         "--ablation",
         "--ablate",

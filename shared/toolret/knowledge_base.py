@@ -54,7 +54,8 @@ class ToolKnowledgeBase:
 
     * ``path=None``: in memory. With a path: a ChromaDB directory, BM25 indexes saved beside it by
       :meth:`save`. ``client=`` takes any ChromaDB client, e.g. an ``HttpClient`` (shared server).
-    * ``embedder``: ``None`` for the packaged all-MiniLM-L6-v2 (offline), a sentence-transformers
+    * ``embedder``: ``None`` for the packaged toolret-embed-mini (offline; ``"packaged:all-MiniLM-L6-v2-onnx-int8"``
+      for the stock MiniLM), a sentence-transformers
       name or path, an :class:`~toolret.index.embedding.Embedder`, or a ``texts -> vectors`` callable.
     * ``config``: a :class:`RetrievalConfig` or a preset name (``"fast"``).
     * ``expander``: a :class:`toolret.index.expansion.LLMExpander` that writes profiles, hypothetical
