@@ -102,6 +102,34 @@ async def test_follow_up_turn_still_finds_the_tool_used_before(shared_index):
     assert offered[turn_start] == [fresh[0], "get_weather"]  # offered again, from the conversation's memory, within k
 
 
+async def test_the_tool_called_last_stays_offered_when_the_next_search_ranks_it_below_the_hits_that_fit(
+    shared_index,
+):
+    """keep_used=3 after three calls: the next request's search finds the tool called last, but at rank 2
+    of 3, and the two older remembered tools take two of the k slots; the tool called last must still be
+    offered (it was dropped as a hit beyond the one slot left while the older ones kept theirs)."""
+    follow_up = "Is it sunny in Rome today or rainy tomorrow?"
+    plans = {
+        "Stock price of AAPL please": [("get_stock_price", {"ticker": "AAPL"})],
+        "Translate 'thank you' into German": [("translate_text", {"text": "thank you", "language": "German"})],
+        "What's the weather in Paris?": [("get_weather", {"city": "Paris"})],
+        follow_up: [("get_weather", {"city": "Rome"})],
+    }
+    fresh = [t.metadata.name for t in shared_index.as_retriever(similarity_top_k=3).retrieve(follow_up)]
+    assert fresh.index("get_weather") > 0, "precondition: the follow-up's search ranks get_weather below its best hit"
+    offered: list[list[str]] = []
+    retriever = shared_index.as_retriever(similarity_top_k=3, keep_used=3)
+    agent = FunctionAgent(tool_retriever=retriever, llm=tool_model(plans, offered))
+    ctx = Context(agent)
+    for request in list(plans)[:3]:
+        assert ok((await run_agent(agent, request, ctx))[1]) == [plans[request][0][0]]
+    assert retriever.used_tools == ["get_weather", "translate_text", "get_stock_price"]
+    turn_start = len(offered)
+    answer, calls = await run_agent(agent, follow_up, ctx)
+    assert offered[turn_start] == [fresh[0], "get_weather", "translate_text"]  # the oldest remembered one gives way
+    assert ok(calls) == ["get_weather"] and "Rome" in answer
+
+
 async def test_one_retriever_serving_unrelated_requests_does_not_leak_tools(shared_index):
     """The default retriever is shared by two unrelated runs: the second never sees the first's tool."""
     first, other = "What's the weather in Paris?", "Translate 'thank you' into German"

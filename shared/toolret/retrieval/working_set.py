@@ -67,9 +67,23 @@ def rebind(
 
 
 def within(found: Sequence[str], used: Sequence[str], limit: int) -> list[str]:
-    """Search hits and remembered tools in at most ``limit`` slots; the best hit keeps its slot."""
-    keep = max(1 if found else 0, limit - len(used))
-    return (list(found[:keep]) + list(used))[:limit]
+    """Search hits and remembered tools in at most ``limit`` slots; the best hit keeps its slot.
+
+    Each remembered tool takes a slot, so the hits get what is left; a remembered tool that is
+    also a hit is counted once, wherever the search ranked it (the tool just called stays on offer
+    even when a search puts it below the hits that fit).
+
+    >>> within(["w1", "w2", "used"], ["used", "older"], 3)
+    ['w1', 'used', 'older']
+    >>> within(["used", "w1", "w2"], ["used"], 2)
+    ['used', 'w1']
+    """
+    hits, kept = list(dict.fromkeys(found)), list(dict.fromkeys(used))
+    keep = max(1 if hits else 0, limit - len(kept))
+    while keep < len(hits) and len(set(hits[: keep + 1]) | set(kept)) <= limit:
+        keep += 1
+    head = hits[:keep]
+    return (head + [t for t in kept if t not in head])[:limit]
 
 
 def offered(
@@ -86,6 +100,8 @@ def offered(
 
     >>> offered(["a", "gone", "b"], ["c"], {"a": 1, "b": 2, "c": 3}.get, limit=2)
     ['a', 'c']
+    >>> offered(["a", "b", "c"], ["c", "d"], {"a": 1, "b": 2, "c": 3, "d": 4}.get, limit=3)
+    ['a', 'c', 'd']
     """
     hits: list[str] = []
     for tool_id in found:
@@ -93,8 +109,8 @@ def offered(
             logger.warning("no live tool attached for %r; skipped (%s)", tool_id, how_to_attach)
         elif tool_id not in hits:
             hits.append(tool_id)
-    kept = [t for t in used if t not in hits and live(t) is not None]
-    return hits + kept if beyond else within(hits, kept, limit)
+    kept = [t for t in used if live(t) is not None]
+    return hits + [t for t in kept if t not in hits] if beyond else within(hits, kept, limit)
 
 
 def capped(tools: list[T], limit: int, owner: str) -> list[T]:

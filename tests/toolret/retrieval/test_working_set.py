@@ -22,6 +22,17 @@ def test_a_remembered_tool_takes_a_slot_but_never_the_best_hits():
     assert within([], ["u1"], 2) == ["u1"]
 
 
+def test_a_remembered_tool_ranked_below_the_hits_that_fit_stays_on_offer():
+    """The tool called last is a hit at rank 3 of 3 while two remembered tools take two slots:
+    it is counted once, as remembered, and never cut with the hits (the LlamaIndex example's
+    "And for 2029?" lost calendar_monthrange this way)."""
+    live = {n: 1 for n in ["isleap", "prcal", "monthrange", "median", "factorial"]}.get
+    found = ["isleap", "prcal", "monthrange"]
+    assert offered(found, ["monthrange", "median", "factorial"], live, limit=3) == ["isleap", "monthrange", "median"]
+    assert within(["u", "w1", "w2"], ["u"], 2) == ["u", "w1"]  # a remembered best hit takes one slot
+    assert within(["w1", "w2", "u"], ["u"], 4) == ["w1", "w2", "u"]
+
+
 def test_rebind_seeds_then_applies_searches_and_calls_in_order_within_known_and_cap():
     events = [(["d"], True), (["a"], False), (["zz"], False)]  # zz was called but never bound: no effect
     assert rebind(["a", "b"], ["c"], events, known="abcd", cap=3) == ["c", "d", "a"]
