@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,7 +41,8 @@ from toolret.retrieval.offer import (
     split_fixed,
     warn_fallback,
 )
-from toolret.retrieval.scope import as_scope, scoped
+from toolret.retrieval.request_scope import checked_source, refusal
+from toolret.retrieval.scope import ToolScope, scoped
 from toolret.retrieval.working_set import capped
 
 __all__ = ["DEFAULT_TOOL_LIMIT", "Fallback", "NarrowingMiddleware", "Step"]
@@ -91,8 +92,8 @@ class NarrowingMiddleware(AgentMiddleware[Any, Any, Any]):
         self.fallback = fallback
         #: Most tools one model call is sent (the provider's limit), the fallback included.
         self.tool_limit = tool_limit
-        #: Where each request's tool scope comes from (:mod:`langchain_toolret.scope`; None: no scope).
-        self.scope = as_scope(scope) if isinstance(scope, Mapping) else scope  # a malformed fixed scope fails here
+        #: Where each request's tool scope comes from (:mod:`toolret.retrieval.request_scope`; None: no scope).
+        self.scope = checked_source(scope)  # a malformed fixed scope fails here
         #: Tokens the selected tools' definitions may take, the fixed tools' included (None: no budget).
         self.token_budget = validate_budget(token_budget)
         self.search_tool_name: str | None = None
@@ -245,9 +246,11 @@ class NarrowingMiddleware(AgentMiddleware[Any, Any, Any]):
 
     # ------------------------------------------------------------------ the request's scope
     def _scoped_handler(
-        self, handler: Callable[[ModelRequest[Any]], Any], scope: Any
+        self, handler: Callable[[ModelRequest[Any]], Any], scope: ToolScope | None
     ) -> Callable[[ModelRequest[Any]], Any]:
         """``handler`` sent only the tools in ``scope``, whichever path chose them (selection, pin, fallback)."""
+        if scope is None:
+            return handler
         keep = [self.search_tool_name] if self.search_tool_name else []
 
         def call(request: ModelRequest[Any]) -> Any:
@@ -255,38 +258,33 @@ class NarrowingMiddleware(AgentMiddleware[Any, Any, Any]):
 
         return call
 
-    def _refused(self, request: ToolCallRequest) -> ToolMessage | None:
+    def _refused(self, request: ToolCallRequest, scope: ToolScope | None) -> ToolMessage | None:
         """An error message for a call to a tool outside the request's scope (the tool is not run), else None."""
-        scope = scope_of(self.scope, request.runtime)
         tool = request.tool
         if scope is None or tool is None or tool.name == self.search_tool_name or in_scope(tool, scope, self.index):
             return None
         name = request.tool_call["name"]
-        return ToolMessage(
-            content=f"Tool {name!r} is not available.", tool_call_id=request.tool_call["id"], name=name, status="error"
-        )
+        return ToolMessage(content=refusal(name), tool_call_id=request.tool_call["id"], name=name, status="error")
 
     def wrap_tool_call(self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Any]) -> Any:
         """Run the call inside the request's scope (the ``search_tools`` tool searches within it);
         a tool outside the scope is refused, not run."""
-        if self.scope is None:
-            return handler(request)
-        refused = self._refused(request)
+        scope = scope_of(self.scope, request.runtime)
+        refused = self._refused(request, scope)
         if refused is not None:
             return refused
-        with scoped(scope_of(self.scope, request.runtime)):
+        with scoped(scope):
             return handler(request)
 
     async def awrap_tool_call(
         self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[Any]]
     ) -> Any:
         """Async twin of :meth:`wrap_tool_call`."""
-        if self.scope is None:
-            return await handler(request)
-        refused = self._refused(request)
+        scope = scope_of(self.scope, request.runtime)
+        refused = self._refused(request, scope)
         if refused is not None:
             return refused
-        with scoped(scope_of(self.scope, request.runtime)):
+        with scoped(scope):
             return await handler(request)
 
     # ------------------------------------------------------------------ hooks
@@ -295,8 +293,6 @@ class NarrowingMiddleware(AgentMiddleware[Any, Any, Any]):
     ) -> Any:
         """Narrow the tools (retrieving when needed, within the request's scope), then call the model."""
         scope = scope_of(self.scope, request.runtime)  # outside the fallback: a missing scope is a set-up error
-        if scope is None:
-            return self._narrowed_call(request, handler)
         with scoped(scope):
             return self._narrowed_call(request, self._scoped_handler(handler, scope))
 
@@ -305,8 +301,6 @@ class NarrowingMiddleware(AgentMiddleware[Any, Any, Any]):
     ) -> Any:
         """Async twin of :meth:`wrap_model_call`; indexing and search run off the event loop."""
         scope = scope_of(self.scope, request.runtime)
-        if scope is None:
-            return await self._anarrowed_call(request, handler)
         with scoped(scope):
             return await self._anarrowed_call(request, self._scoped_handler(handler, scope))
 

@@ -98,19 +98,17 @@ def create_tool_retrieval_node(
 
     def select(state: dict[str, Any]) -> dict[str, Any]:
         request_scope = _runtime_scope(scope)
-        if request_scope is not None:
-            with scoped(request_scope):
-                return _in_scope(_select(state), request_scope)
-        return _select(state)
+        with scoped(request_scope):
+            return _in_scope(_select(state), request_scope)
 
     async def aselect(state: dict[str, Any]) -> dict[str, Any]:
         request_scope = _runtime_scope(scope)
-        if request_scope is not None:
-            with scoped(request_scope):
-                return _in_scope(await _aselect(state), request_scope)
-        return await _aselect(state)
+        with scoped(request_scope):
+            return _in_scope(await _aselect(state), request_scope)
 
     def _in_scope(update: dict[str, Any], request_scope: Any) -> dict[str, Any]:
+        if request_scope is None:
+            return update
         live = [t for name in update[key] if (t := index.tool(name)) is not None]
         kept = {t.name for t in tools_in_scope(live, request_scope, index)}
         return {key: [n for n in update[key] if n in kept]}  # always_include too: nothing outside the scope

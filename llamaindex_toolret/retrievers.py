@@ -31,7 +31,8 @@ from toolret import K, RetrievalConfig, ScoredTool, SearchResult, ToolKnowledgeB
 from toolret.errors import ConfigError, QueryError, ToolNotFoundError
 from toolret.retrieval.conversation import earlier_than
 from toolret.retrieval.definitions import validate_budget
-from toolret.retrieval.scope import Where, as_scope, current_scope, scoped, tool_in_scope
+from toolret.retrieval.request_scope import in_current_scope
+from toolret.retrieval.scope import Where, as_scope, scoped
 from toolret.retrieval.working_set import RecentTools, offered
 
 __all__ = ["ToolObjectRetriever", "ToolRetriever"]
@@ -113,9 +114,7 @@ class ToolRetriever(BaseRetriever):
 
     def in_scope(self, tool_id: str) -> bool:
         """May this retriever return ``tool_id`` (its ``where`` and the enclosing ``toolret.scoped`` block)?"""
-        scope = current_scope()
-        scope = self.where if scope is None else scope.both(self.where)
-        return scope is None or tool_in_scope(self.kb.get(tool_id), scope)
+        return in_current_scope(self.kb, tool_id, self.where)
 
     def lookup(self, query: str) -> NodeWithScore | None:
         """The node for the tool whose id (its LlamaIndex name) is exactly ``query``, else None."""
