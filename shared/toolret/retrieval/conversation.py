@@ -12,6 +12,7 @@ naming the turn at fault, not a failure deep inside a prompt builder.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -19,7 +20,19 @@ from toolret.documents.guards import clean_query
 from toolret.errors import QueryError
 from toolret.llm.protocol import ChatMessage
 
-__all__ = ["CONTEXT_TURNS", "MAX_TURNS", "as_chat_history", "context_query", "earlier_than", "user_turns"]
+__all__ = [
+    "CONTEXT_TURNS",
+    "MAX_TURNS",
+    "after_latest",
+    "as_chat_history",
+    "before_latest",
+    "context_query",
+    "earlier_than",
+    "follow_up_query",
+    "latest_request",
+    "turn_key",
+    "user_turns",
+]
 
 #: Framework role names mapped to the three roles the LLM protocol knows.
 _ROLE_OF = {
@@ -144,3 +157,58 @@ def earlier_than(turns: Sequence[Any], query: str) -> list[Any]:
     if found and found[-1][1].strip() == query.strip():
         return list(turns[: found[-1][0]])
     return list(turns)
+
+
+def latest_request(turns: Sequence[Any]) -> str | None:
+    """The current turn's request: the latest user message, whitespace collapsed (None when there is none).
+
+    Its length is not cut here: every entry point hands it to the search, whose one rule
+    (:mod:`toolret.retrieval.query_text`) searches the informative part of a long request.
+
+    >>> latest_request([("user", "weather in  Oslo"), ("assistant", "Rain."), ("user", "and Rome?")])
+    'and Rome?'
+    """
+    found = user_turns(turns)
+    return " ".join(found[-1][1].split()) if found else None
+
+
+def before_latest(turns: Sequence[Any]) -> list[Any]:
+    """The conversation before the latest user message: the chat history an LLM query planner
+    reads to resolve references in it ("book a table *there*")."""
+    found = user_turns(turns)
+    return list(turns[: found[-1][0]]) if found else []
+
+
+def after_latest(turns: Sequence[Any]) -> list[Any]:
+    """The turns after the latest user message (the agent's work on this turn; all of them when none is the user's)."""
+    found = user_turns(turns)
+    return list(turns[found[-1][0] + 1 :]) if found else list(turns)
+
+
+def follow_up_query(turns: Sequence[Any], *, context_turns: int = CONTEXT_TURNS) -> str | None:
+    """The latest user message with up to ``context_turns`` earlier user messages appended as
+    context (most recent first; :func:`context_query`); None when there is no earlier user message."""
+    query = latest_request(turns)
+    if query is None:
+        return None
+    return context_query(query, as_chat_history(before_latest(turns)), turns=context_turns)
+
+
+def turn_key(turns: Sequence[Any]) -> str | None:
+    """An identifier of the current user turn: the latest user message's ``id`` (an attribute or a
+    mapping key), else its position and a hash of its text; a selection pinned to it lasts the
+    turn's whole tool loop. None when there is no user message.
+
+    >>> turn_key([{"role": "user", "content": "weather in Oslo", "id": "h1"}])
+    'h1'
+    """
+    found = user_turns(turns)
+    if not found:
+        return None
+    position, text = found[-1]
+    turn = turns[position]
+    key = turn.get("id") if isinstance(turn, Mapping) else getattr(turn, "id", None)
+    if isinstance(key, str) and key:
+        return key
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return f"{position}:{digest}"

@@ -82,3 +82,32 @@ def test_user_turns_are_read_from_any_framework_shape():
               LIChatMessage(role="user", content="and Rome?")]  # fmt: skip
     assert earlier_than(memory, "and Rome?") == memory[:2]
     assert earlier_than(memory, "something else") == memory  # the query is not in the memory yet
+
+
+def test_the_latest_request_splits_the_conversation_in_any_message_shape():
+    from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+
+    from toolret.retrieval.conversation import after_latest, before_latest, follow_up_query, latest_request
+
+    chat = [
+        HumanMessage("weather in  Oslo"),
+        AIMessage("Rain."),
+        {"role": "user", "content": "and in Rome?"},
+        ToolMessage("sunny", tool_call_id="1"),
+    ]
+    assert latest_request(chat) == "and in Rome?"
+    assert before_latest(chat) == chat[:2] and after_latest(chat) == chat[3:]
+    assert follow_up_query(chat) == "and in Rome? (context: weather in Oslo)"
+    assert latest_request([AIMessage("hi")]) is None and before_latest([AIMessage("hi")]) == []
+    assert after_latest([AIMessage("hi")]) == [AIMessage("hi")] and follow_up_query(chat[:1]) is None
+
+
+def test_a_turn_key_is_the_user_messages_id_else_its_position_and_text():
+    from langchain_core.messages import AIMessage, HumanMessage
+
+    from toolret.retrieval.conversation import turn_key
+
+    assert turn_key([HumanMessage("weather in Oslo", id="h1"), AIMessage("Rain.")]) == "h1"
+    plain = [("user", "weather in Oslo"), ("assistant", "Rain.")]
+    assert turn_key(plain) == turn_key(list(plain)) != turn_key([("user", "weather in Rome")])
+    assert turn_key(plain).startswith("0:") and turn_key([("assistant", "hi")]) is None
