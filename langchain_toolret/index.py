@@ -2,8 +2,8 @@
 
 The engine's :class:`~toolret.retrieval.agent_tools.AgentTools` does the work for any framework;
 :class:`ToolIndex` adds LangChain's parts: tools converted one bad tool at a time
-(:mod:`langchain_toolret.tool_docs`), chat models as the LLM, conversations of LangChain messages,
-and definitions as ``bind_tools`` sends them.
+(:mod:`langchain_toolret.tool_docs`), chat models as the LLM and definitions as ``bind_tools``
+sends them; a turn's search (``search_turn``) reads LangChain messages as the engine reads any shape.
 
 Example:
     >>> from langchain_core.tools import tool
@@ -22,17 +22,13 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable
 from typing import Any
 
-from langchain_core.messages import BaseMessage
-from langchain_core.tools import BaseTool
-
 from langchain_toolret.binding import ToolDefinitions
-from langchain_toolret.conversation import conversation_query, earlier_turns
 from langchain_toolret.llm import as_toolret_llm
 from langchain_toolret.tool_docs import tolerant_docs
-from toolret import K, RetrievalConfig, SearchResult, ToolKnowledgeBase
+from toolret import RetrievalConfig, ToolKnowledgeBase
 from toolret.retrieval.agent_tools import AgentTools
 
 __all__ = ["ToolIndex"]
@@ -56,7 +52,8 @@ class ToolIndex(AgentTools):
         llm: Any = None,
     ) -> None:
         super().__init__(knowledge_base, config=config, embedder=embedder, llm=as_toolret_llm(llm))
-        #: Each tool's definition as ``bind_tools`` sends it (:mod:`langchain_toolret.binding`).
+        #: Each tool's definition as ``bind_tools`` sends it (:mod:`langchain_toolret.binding`), which
+        #: :meth:`~toolret.retrieval.agent_tools.AgentTools.fit` reads.
         self.definitions = ToolDefinitions()
 
     @classmethod
@@ -71,7 +68,6 @@ class ToolIndex(AgentTools):
                 return source
             view = cls(source.kb, config=config or source.config, llm=llm if llm is not None else source.llm)
             source.share(view)
-            view.definitions = source.definitions
             return view
         if isinstance(source, ToolKnowledgeBase):
             return cls(source, config=config, llm=llm)
@@ -86,46 +82,3 @@ class ToolIndex(AgentTools):
 
     def convert(self, tools: Iterable[Any]) -> tuple[list[Any], dict[str, Any], dict[str, Any]]:
         return tolerant_docs(tools, self.kb.config.max_doc_chars)
-
-    # ------------------------------------------------------------------ one user turn
-    def search_turn(self, messages: Sequence[BaseMessage], k: K = 5) -> SearchResult | None:
-        """The tools for the conversation's current user turn (None: no user message): the latest
-        user message searched on its own, earlier ones only for a follow-up
-        (:meth:`~toolret.retrieval.agent_tools.AgentTools.search_request`)."""
-        query = conversation_query(messages)
-        return None if query is None else self.search_request(query, earlier_turns(messages), k)
-
-    async def asearch_turn(self, messages: Sequence[BaseMessage], k: K = 5) -> SearchResult | None:
-        """:meth:`search_turn` without blocking the event loop."""
-        query = conversation_query(messages)
-        return None if query is None else await self.asearch_request(query, earlier_turns(messages), k)
-
-    def follow_up(self, messages: Sequence[BaseMessage], own: SearchResult, k: K) -> SearchResult:
-        """``own`` (the latest user message's result) with the engine's follow-up rule applied."""
-        return self.with_follow_up(conversation_query(messages), earlier_turns(messages), own, k)
-
-    def fit(  # type: ignore[override]
-        self,
-        result: SearchResult,
-        token_budget: int | None = None,
-        *,
-        present: Callable[[BaseTool], BaseTool] | None = None,
-        always: Sequence[BaseTool] = (),
-        keep_best: bool = False,
-    ) -> SearchResult:
-        """``result`` as it can be bound: the engine's rule on each tool's definition as
-        ``bind_tools`` will send it. ``present`` maps a live tool to what is bound (its condensed
-        copy); ``always`` are the tools sent with every selection (counted first under a budget);
-        ``keep_best`` keeps the best tool when the budget fits none (a model call with no tool)."""
-
-        def bound(tool: BaseTool) -> BaseTool:
-            return present(tool) if present is not None else tool
-
-        sent = [d for t in always if (d := self.definitions.safe(bound(t))) is not None]
-        return super().fit(
-            result, lambda tool: self.definitions(bound(tool)), token_budget, always=sent, keep_best=keep_best
-        )
-
-    def select(self, query: str, k: K = 5) -> list[BaseTool]:
-        """The live tools that best serve ``query``."""
-        return self.live(self.search(query, k), query=query)

@@ -40,8 +40,8 @@ from toolret.index.live_tools import LiveTools
 from toolret.index.persistence import registry_hash
 from toolret.knowledge_base import ToolKnowledgeBase
 from toolret.results import ScoredTool, SearchResult
-from toolret.retrieval.conversation import as_chat_history
-from toolret.retrieval.definitions import fit_definitions
+from toolret.retrieval.conversation import as_chat_history, before_latest, latest_request
+from toolret.retrieval.definitions import DefinitionCache, fit_definitions
 from toolret.retrieval.follow_up import add_context
 from toolret.retrieval.search import Search
 from toolret.sources.ingest import to_tool_doc
@@ -94,6 +94,10 @@ class AgentTools:
         self.foreign: frozenset[str] = frozenset()
         #: The ids a search may return when the knowledge base holds foreign tools (``allowed_ids``).
         self.allowed: tuple[str, ...] | None = None
+        #: Each tool's definition as the framework sends it (an adapter sets its own; default: the tool's document's).
+        self.definitions = DefinitionCache(
+            lambda t: to_tool_doc(t).definition(), is_tool=lambda t: True, name=lambda t: str(getattr(t, "name", t))
+        )
         self._identity: tuple[int, ...] | None = None
         self._content: str | None = None
         self._lock = threading.Lock()
@@ -106,7 +110,7 @@ class AgentTools:
             self.live_tools,
             self.unindexed,
         )
-        view.foreign, view.allowed = self.foreign, self.allowed
+        view.foreign, view.allowed, view.definitions = self.foreign, self.allowed, self.definitions
 
     # ------------------------------------------------------------------ for subclasses
     def convert(self, tools: Iterable[Any]) -> tuple[list[Any], dict[str, Any], dict[str, Any]]:
@@ -288,6 +292,26 @@ class AgentTools:
         own = await self.asearch(query, k, conversation=earlier)
         return await asyncio.to_thread(self.with_follow_up, query, earlier, own, k)
 
+    def search_turn(self, messages: Sequence[Any], k: K = 5) -> SearchResult | None:
+        """The tools for the conversation's current user turn (None: no user message), in any message
+        shape (:mod:`toolret.retrieval.conversation`): the latest user message searched on its own,
+        earlier ones only for a follow-up (:meth:`search_request`)."""
+        query = latest_request(messages)
+        return None if query is None else self.search_request(query, before_latest(messages), k)
+
+    async def asearch_turn(self, messages: Sequence[Any], k: K = 5) -> SearchResult | None:
+        """:meth:`search_turn` without blocking the event loop."""
+        query = latest_request(messages)
+        return None if query is None else await self.asearch_request(query, before_latest(messages), k)
+
+    def follow_up(self, messages: Sequence[Any], own: SearchResult, k: K) -> SearchResult:
+        """``own`` (the latest user message's result) with the engine's follow-up rule applied."""
+        return self.with_follow_up(latest_request(messages), before_latest(messages), own, k)
+
+    def select(self, query: str, k: K = 5) -> list[Any]:
+        """The live tools that best serve ``query``."""
+        return self.live(self.search(query, k), query=query)
+
     def with_follow_up(self, query: str | None, earlier: Sequence[Any], own: SearchResult, k: K) -> SearchResult:
         """``own`` (``query``'s result) with the engine's follow-up rule applied."""
         if not query:
@@ -299,21 +323,27 @@ class AgentTools:
     def fit(
         self,
         result: SearchResult,
-        definition_of: Callable[[Any], Any],
         token_budget: int | None = None,
         *,
+        present: Callable[[Any], Any] | None = None,
         always: Sequence[Any] = (),
         keep_best: bool = False,
     ) -> SearchResult:
-        """``result`` as it can be bound: :func:`~toolret.retrieval.definitions.fit_definitions` on
-        ``definition_of(live tool)`` (the stored definition for a tool with no live object);
-        ``always`` are the definitions sent with every selection, counted first under a budget."""
+        """``result`` as it can be bound: :func:`~toolret.retrieval.definitions.fit_definitions` on each
+        tool's definition as the framework will send it (:attr:`definitions` of ``present(tool)``, e.g. its
+        condensed copy; the stored definition for a tool with no live object). ``always`` are the tools
+        sent with every selection (counted first under a budget; one that cannot be bound is not sent);
+        ``keep_best`` keeps the best tool when the budget fits none (a model call with no tool)."""
+
+        def bound(tool: Any) -> Any:
+            return present(tool) if present is not None else tool
 
         def definition(scored: ScoredTool) -> Any:
             tool = self._live_tool(scored)
-            return self.kb.get(scored.id).definition() if tool is None else definition_of(tool)
+            return self.kb.get(scored.id).definition() if tool is None else self.definitions(bound(tool))
 
-        return fit_definitions(result, definition, token_budget, always=always, keep_best=keep_best)
+        sent = [d for t in always if (d := self.definitions.safe(bound(t))) is not None]
+        return fit_definitions(result, definition, token_budget, always=sent, keep_best=keep_best)
 
     # ------------------------------------------------------------------ cold start
     def warmup(self, tools: Sequence[Any] | None = None) -> float:

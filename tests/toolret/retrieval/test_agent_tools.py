@@ -79,3 +79,38 @@ def test_attach_requires_every_indexed_tool_unless_syncing(tmp_path, embedder):
     assert sorted(kb.ids) == ["convert_currency", "get_weather"]
     persist_to(kb, tmp_path / "copy")
     assert sorted(ToolKnowledgeBase.load(tmp_path / "copy", embedder=embedder).ids) == sorted(kb.ids)
+
+
+async def test_a_turns_search_reads_the_latest_user_message_of_any_message_shape(embedder):
+    tools = AgentTools(embedder=embedder)
+    tools.ensure(TOOLS)
+    chat = [
+        {"role": "user", "content": "convert 20 euros to yen"},
+        ("assistant", "2,600 yen."),
+        ("user", "is it raining in Oslo?"),
+    ]
+    assert tools.search_turn(chat, 1).ids == ["get_weather"] == (await tools.asearch_turn(chat, 1)).ids
+    assert tools.search_turn([("assistant", "hello")], 1) is None
+    assert tools.select("send an e-mail to Bob", 1) == [send_email]
+    own = tools.search("is it raining in Oslo?", 1)
+    assert tools.follow_up(chat, own, 1).ids == own.ids  # a new request: its own result stands
+
+
+def test_fit_reads_each_tools_definition_as_presented_and_counts_the_fixed_tools_first(embedder, caplog):
+    tools = AgentTools(embedder=embedder)
+    tools.ensure(TOOLS)
+    result = tools.search("weather in Paris and 20 euros in yen", 2)
+    assert tools.fit(result).ids == result.ids
+    copies: list[str] = []
+
+    def present(tool):
+        copies.append(tool.__name__)
+        return tool
+
+    tools.fit(result, present=present)
+    assert sorted(copies) == sorted(result.ids)  # what is bound is what is measured
+    with caplog.at_level(logging.WARNING, logger="toolret"):
+        fitted = tools.fit(result, 1, keep_best=True)
+    assert fitted.ids == result.ids[:1] and "token_budget" in caplog.text
+    with caplog.at_level(logging.WARNING, logger="toolret"):
+        assert tools.fit(result, 60, always=[send_email, send_email]).ids == []  # the fixed tools took the budget
