@@ -23,15 +23,12 @@ from langchain_toolret.conversation import conversation_query, current_turn, ear
 from langchain_toolret.llm import resolve_chat_model
 from langchain_toolret.narrowing import DEFAULT_TOOL_LIMIT, Fallback, NarrowingMiddleware, Step
 from langchain_toolret.scope import ScopeSource
-from toolret import ConfigError, K, QueryError, RetrievalConfig, SearchResult, ToolKnowledgeBase, validate_k
-from toolret.llm.protocol import MalformedOutputError
-from toolret.llm.selector_options import with_selector_options
+from toolret import K, QueryError, RetrievalConfig, SearchResult, ToolKnowledgeBase
+from toolret.llm.selector_options import UNSET, check_one_model, parsing_fallback, selector_k, with_selector_options
 
 __all__ = ["OnParsingFailure", "ToolSelectionMiddleware", "ToolSelectionState"]
 
 _KEY = "toolret_selection"
-#: ``max_tools`` not passed (``None`` passed means LangChain's "no fixed cap": ``k="auto"``).
-_UNSET: Any = object()
 #: LangChain's ``on_parsing_failure``: what the turn gets when the LLM's answer stays malformed.
 OnParsingFailure = Literal["error", "none", "all"] | Sequence[str] | Callable[[Any], Sequence[str]]
 
@@ -80,7 +77,7 @@ class ToolSelectionMiddleware(NarrowingMiddleware):
         self,
         k: K | None = None,
         *,
-        max_tools: int | None = _UNSET,
+        max_tools: int | None = UNSET,
         knowledge_base: ToolKnowledgeBase | None = None,
         config: str | RetrievalConfig | None = None,
         llm: Any = None,
@@ -99,12 +96,8 @@ class ToolSelectionMiddleware(NarrowingMiddleware):
         token_budget: int | None = None,
         scope: ScopeSource | None = None,
     ) -> None:
-        limit = None if max_tools is _UNSET else ("auto" if max_tools is None else max_tools)
-        if k is not None and limit is not None and k != limit:
-            raise QueryError(f"pass k= or max_tools= (the same setting), not both ({k!r} and max_tools={max_tools!r})")
-        k = validate_k(next((v for v in (k, limit) if v is not None), 5))
-        if model is not None and llm is not None:
-            raise ConfigError("pass model= or llm= (the same setting: the LLM of the selection), not both")
+        k = selector_k(k, max_tools)  # LangChain's max_tools is k (toolret.llm.selector_options)
+        check_one_model(model, llm)
         llm = resolve_chat_model(model) if model is not None else llm
         config = with_selector_options(  # LangChain's options, in the engine's llm_steps
             config,
@@ -136,16 +129,10 @@ class ToolSelectionMiddleware(NarrowingMiddleware):
     def _fallback(
         self, request: ModelRequest[Any], exc: BaseException, fallback: Fallback | None = None
     ) -> ModelRequest[Any]:
-        """A malformed LLM answer gets ``on_parsing_failure``'s tools (or raises); else the base fallback."""
-        policy = self.on_parsing_failure
-        if policy is None or not isinstance(exc, MalformedOutputError):
-            return super()._fallback(request, exc, fallback)
-        if policy == "error":
-            raise exc
-        if policy in ("none", "all"):
-            return super()._fallback(request, exc, "always_include" if policy == "none" else "all")
-        names = policy(exc.raw) if callable(policy) else policy
-        return super()._fallback(request, exc, [*self.always_include, *names])
+        """A malformed LLM answer gets ``on_parsing_failure``'s tools, or raises
+        (:func:`toolret.llm.selector_options.parsing_fallback`); else the base fallback."""
+        chosen = parsing_fallback(self.on_parsing_failure, exc, self.always_include)
+        return super()._fallback(request, exc, fallback if chosen is None else chosen)
 
     def _prepare(self, request: ModelRequest[Any], step: Step) -> None:
         messages: list[BaseMessage] = list(request.messages)

@@ -4,12 +4,15 @@ A deployment migrating from LangChain's selector passes ``system_prompt``, ``max
 ``on_parsing_failure``; in toolret they govern the search's LLM steps
 (``RetrievalConfig.llm_steps``): the system prompt joins the rerank's, the retries are every
 step's, and a parsing-failure policy makes a malformed answer raise out of the search so the
-adapter can apply the policy. Given without an LLM, they have no effect, and a warning says so.
+adapter can apply the policy (:func:`parsing_fallback`). Given without an LLM, they have no effect,
+and a warning says so. ``max_tools`` is ``k`` under LangChain's name (:func:`selector_k`).
 
 Example:
     >>> cfg = with_selector_options(None, None, object(), system_prompt="Prefer read-only tools.", max_retries=2)
     >>> cfg.llm_steps.selection_instructions, cfg.llm_steps.retries, cfg.name
     ('Prefer read-only tools.', 2, 'full')
+    >>> selector_k(None, None), selector_k(3, UNSET), selector_k(None, UNSET)
+    ('auto', 3, 5)
 """
 
 from __future__ import annotations
@@ -18,10 +21,52 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
-from toolret.config import RetrievalConfig
-from toolret.errors import ConfigError
+from toolret.config import K, RetrievalConfig, validate_k
+from toolret.errors import ConfigError, QueryError
+from toolret.llm.protocol import MalformedOutputError
+from toolret.retrieval.offer import Fallback
 
-__all__ = ["check_parsing_failure", "with_selector_options"]
+__all__ = [
+    "UNSET",
+    "check_one_model",
+    "check_parsing_failure",
+    "parsing_fallback",
+    "selector_k",
+    "with_selector_options",
+]
+
+#: ``max_tools`` not passed (``None`` passed means LangChain's "no fixed cap": ``k="auto"``).
+UNSET: Any = object()
+
+
+def selector_k(k: K | None, max_tools: int | None = UNSET, default: K = 5) -> K:
+    """The selection's ``k`` from ``k=`` or LangChain's ``max_tools=`` (the same setting; ``None`` for
+    ``max_tools`` is LangChain's "no fixed cap", ``"auto"``); both given and different is a :class:`QueryError`."""
+    limit = None if max_tools is UNSET else ("auto" if max_tools is None else max_tools)
+    if k is not None and limit is not None and k != limit:
+        raise QueryError(f"pass k= or max_tools= (the same setting), not both ({k!r} and max_tools={max_tools!r})")
+    return validate_k(next((v for v in (k, limit) if v is not None), default))
+
+
+def check_one_model(model: Any, llm: Any) -> None:
+    """``model=`` (LangChain's name) and ``llm=`` are the same setting, the LLM of the selection: one of them."""
+    if model is not None and llm is not None:
+        raise ConfigError("pass model= or llm= (the same setting: the LLM of the selection), not both")
+
+
+def parsing_fallback(policy: Any, exc: BaseException, always_include: Sequence[str]) -> Fallback | None:
+    """What a selection whose LLM answer stayed malformed offers under ``on_parsing_failure``:
+    ``"error"`` raises ``exc``, ``"none"`` offers ``always_include`` only, ``"all"`` every tool, names
+    (or a function of the raw answer returning them) those names besides ``always_include``. None:
+    ``exc`` is no parsing failure, or no policy is set (the selector's own fallback applies)."""
+    if policy is None or not isinstance(exc, MalformedOutputError):
+        return None
+    if policy == "error":
+        raise exc
+    if policy in ("none", "all"):
+        return "always_include" if policy == "none" else "all"
+    names = policy(exc.raw) if callable(policy) else policy
+    return [*always_include, *names]
 
 
 def check_parsing_failure(policy: Any) -> None:

@@ -35,3 +35,37 @@ def test_a_parsing_failure_policy_is_one_of_langchains():
     for bad in ("some", [1, 2], 3):
         with pytest.raises(ConfigError, match="on_parsing_failure must be"):
             check_parsing_failure(bad)
+
+
+def test_max_tools_is_k_under_langchains_name():
+    from toolret import QueryError
+    from toolret.llm.selector_options import UNSET, selector_k
+
+    assert selector_k(None) == 5 and selector_k(3) == 3 and selector_k(None, 4) == 4 and selector_k(4, 4) == 4
+    assert selector_k(None, None) == "auto"  # LangChain's "no fixed cap"
+    assert selector_k("AUTO", UNSET) == "auto"
+    with pytest.raises(QueryError, match="not both"):
+        selector_k(3, 4)
+
+
+def test_model_and_llm_are_one_setting():
+    from toolret.llm.selector_options import check_one_model
+
+    check_one_model("openai:gpt-4o-mini", None)
+    with pytest.raises(ConfigError, match="model= or llm="):
+        check_one_model("openai:gpt-4o-mini", ScriptedLLM([]))
+
+
+def test_a_malformed_answer_offers_what_on_parsing_failure_says():
+    from toolret.llm.protocol import MalformedOutputError
+    from toolret.llm.selector_options import parsing_fallback
+
+    bad = MalformedOutputError("not JSON", "get_weather, send_email")
+    assert parsing_fallback(None, bad, ["ask_user"]) is None
+    assert parsing_fallback("all", RuntimeError("down"), ["ask_user"]) is None  # not a parsing failure
+    assert parsing_fallback("none", bad, ["ask_user"]) == "always_include"
+    assert parsing_fallback("all", bad, ["ask_user"]) == "all"
+    assert parsing_fallback(["get_weather"], bad, ["ask_user"]) == ["ask_user", "get_weather"]
+    assert parsing_fallback(lambda raw: raw.split(", "), bad, []) == ["get_weather", "send_email"]
+    with pytest.raises(MalformedOutputError):
+        parsing_fallback("error", bad, [])
