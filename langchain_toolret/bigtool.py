@@ -42,6 +42,7 @@ from langgraph.types import Command
 from langchain_toolret.binding import ToolDefinitions
 from langchain_toolret.index import ToolIndex
 from toolret import ConfigError, RetrievalConfig, ToolKnowledgeBase, validate_k
+from toolret.retrieval.search_answer import at_least
 
 __all__ = ["BigToolState", "create_agent"]
 
@@ -116,8 +117,8 @@ def create_agent(
         return Command(update={"messages": [message], "selected_tool_ids": ids})
 
     def _default(query: str) -> list[str]:
-        result = _index().fit(_index().search(query, limit))  # never offers a tool that cannot be bound
-        return [t.name for t in result.tools if min_score is None or t.score >= min_score]
+        result = at_least(_index().fit(_index().search(query, limit)), min_score)  # and never a tool it cannot bind
+        return [t.name for t in result.tools]
 
     store_arg = _store_arg(retrieve_tools_function or retrieve_tools_coroutine)
 

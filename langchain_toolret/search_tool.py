@@ -1,8 +1,9 @@
 """The ``search_tools`` tool: the model widens its own tool set mid-conversation.
 
 The answer names each found tool with a one-line description (its condensed card's with
-``condensed_descriptions=True``), and the names travel in ``ToolMessage.artifact`` so the selector
-binds those tools from the next model call on.
+``condensed_descriptions=True``; the words are the engine's, :mod:`toolret.retrieval.search_answer`),
+and the names travel in ``ToolMessage.artifact`` so the selector binds those tools from the next
+model call on.
 
 Example:
     >>> from langchain_core.tools import tool
@@ -29,29 +30,20 @@ from langchain_core.tools import BaseTool, StructuredTool
 from langchain_toolret.condensed import CondensedTools
 from langchain_toolret.index import ToolIndex
 from toolret import SearchResult, validate_k
-from toolret.documents.docstrings import docstring_summary
+from toolret.retrieval import search_answer
+from toolret.retrieval.search_answer import QUERY_DESCRIPTION as _QUERY
+from toolret.retrieval.search_answer import SEARCH_TOOL_DESCRIPTION as _DESCRIPTION
+from toolret.retrieval.search_answer import at_least, found_answer
 
 __all__ = ["DEFAULT_SEARCH_TOOL_NAME", "create_search_tool", "describe_tools"]
 
 DEFAULT_SEARCH_TOOL_NAME = "search_tools"
-_DESCRIPTION = (
-    "Search the catalogue of available tools. Call it when none of the tools you have fits the "
-    "task; describe the capability you need (e.g. 'convert currencies'). The tools it finds can "
-    "be called from your next step on."
-)
-_QUERY = "The capability you need, in a few words."
-_SHORT = 160
 
 
 def describe_tools(tools: list[BaseTool]) -> str:
-    """One line per tool: ``- name: first sentence of its description``."""
-    lines = []
-    for tool in tools:
-        summary = docstring_summary(tool.description or "")
-        if len(summary) > _SHORT:
-            summary = summary[: _SHORT - 1].rstrip() + "…"
-        lines.append(f"- {tool.name}: {summary}" if summary else f"- {tool.name}")
-    return "\n".join(lines)
+    """One line per tool: ``- name: first sentence of its description``
+    (:func:`toolret.retrieval.search_answer.describe_tools`)."""
+    return search_answer.describe_tools([(t.name, t.description) for t in tools])
 
 
 def create_search_tool(
@@ -72,16 +64,12 @@ def create_search_tool(
     condensed = CondensedTools(index) if condensed_descriptions else None
 
     def _found(query: str, result: SearchResult) -> list[BaseTool]:
-        result = index.fit(result)  # never tell the model of a tool that cannot be bound
-        if min_score is not None:
-            result = result.model_copy(update={"tools": [t for t in result.tools if t.score >= min_score]})
+        result = at_least(index.fit(result), min_score)  # never tell the model of a tool that cannot be bound
         return index.live(result, query=query)
 
     def _answer(query: str, found: list[BaseTool]) -> tuple[str, list[str]]:
-        if not found:
-            return f"No tools found for {query!r}. Try describing the capability differently.", []
         shown = condensed.tools(found) if condensed is not None else found
-        return "Tools found (you can call them from now on):\n" + describe_tools(shown), [t.name for t in found]
+        return found_answer(query, [(t.name, t.description) for t in shown]), [t.name for t in found]
 
     def search(query: Annotated[str, _QUERY]) -> tuple[str, list[str]]:
         return _answer(query, _found(query, index.search(query, k)))
