@@ -34,8 +34,8 @@ from typing import Any
 
 from langchain_core.tools import BaseTool
 
-from toolret.documents.docstrings import parse_docstring
-from toolret.documents.guards import plain_json
+from toolret.documents.docstrings import with_docstrings
+from toolret.documents.guards import plain_metadata
 from toolret.documents.tool_doc import ToolDoc
 from toolret.errors import InvalidToolError
 from toolret.sources.ingest import from_openai
@@ -63,39 +63,16 @@ def tool_to_doc(tool: BaseTool) -> ToolDoc:
     except Exception as exc:  # noqa: BLE001 - any schema failure names the tool
         raise InvalidToolError(tool.name, "tool_call_schema", f"cannot convert: {exc}") from None
     doc = from_openai(spec)
-    parsed = parse_docstring(doc.description)
     func = getattr(tool, "func", None) or getattr(tool, "coroutine", None)
-    source = parse_docstring(getattr(func, "__doc__", None)) if func is not None else parsed
-    params = [
-        p
-        if p.description
-        else p.model_copy(update={"description": parsed.params.get(p.name) or source.params.get(p.name, "")})
-        for p in doc.parameters
-    ]
-    fields = doc.model_dump(exclude={"parameters"})
-    fields.update(
-        description=parsed.description or doc.description,
-        response=doc.response or parsed.returns or source.returns,
-        examples=doc.examples or parsed.examples or source.examples,
-        metadata=_metadata(tool),
-    )
-    return ToolDoc(parameters=params, **fields)
+    return with_docstrings(doc, doc.description, getattr(func, "__doc__", None), metadata=_metadata(tool))
 
 
 def _metadata(tool: BaseTool) -> dict[str, Any]:
-    """What a scope (``where=``) reads of a LangChain tool: its ``tags``, and the plain-JSON entries of its
-    ``metadata`` (MCP tools loaded by langchain-mcp-adapters carry their ``annotations`` there); an
-    entry that is not plain JSON is left out with no error: it was never meant for toolret."""
-    meta: dict[str, Any] = {"framework": "langchain", "class": type(tool).__name__}
-    if tool.tags:
-        meta["tags"] = [str(t) for t in tool.tags]
-    for key, value in (tool.metadata or {}).items():
-        if isinstance(key, str) and key not in meta:
-            try:
-                meta[key] = plain_json(value, tool=tool.name, field=f"metadata.{key}")
-            except InvalidToolError:
-                continue
-    return meta
+    """What a scope (``where=``) reads of a LangChain tool: its ``tags`` and the plain-JSON entries of its
+    ``metadata`` (MCP tools loaded by langchain-mcp-adapters carry their ``annotations`` there;
+    :func:`toolret.documents.guards.plain_metadata`)."""
+    base = {"framework": "langchain", "class": type(tool).__name__}
+    return plain_metadata(base, tool.tags, tool.metadata, tool=tool.name)
 
 
 def tools_to_docs(tools: Iterable[Any]) -> tuple[list[ToolDoc | Any], dict[str, BaseTool]]:

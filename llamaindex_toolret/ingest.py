@@ -29,7 +29,7 @@ from typing import Any
 from llama_index.core.tools import BaseTool, FunctionTool, ToolMetadata
 
 from toolret.config import RetrievalConfig
-from toolret.documents.docstrings import parse_docstring
+from toolret.documents.docstrings import parse_docstring, with_docstrings
 from toolret.documents.params_model import params_model
 from toolret.documents.tool_doc import ToolDoc
 from toolret.errors import InvalidToolError
@@ -84,7 +84,6 @@ def tool_to_doc(tool: Any) -> ToolDoc:
     raw = meta.description
     if not isinstance(raw, str):
         raise InvalidToolError(name, "metadata.description", f"expected a string, got {type(raw).__name__}")
-    parsed = parse_docstring(_strip_signature(name, raw))
     try:
         schema = meta.get_parameters_dict()
         json.dumps(schema)
@@ -92,21 +91,15 @@ def tool_to_doc(tool: Any) -> ToolDoc:
         raise InvalidToolError(
             name, "metadata.fn_schema", f"cannot produce a JSON schema: {problem_text(exc)}"
         ) from None
-    params = [
-        p
-        if p.description or p.name not in parsed.params
-        else p.model_copy(update={"description": parsed.params[p.name]})
-        for p in params_from_schema(schema, tool=name, field="metadata.fn_schema")
-    ]
-    return ToolDoc(
+    params = params_from_schema(schema, tool=name, field="metadata.fn_schema")
+    doc = ToolDoc(
         name=name,
-        description=parsed.description or raw,
+        description=raw,
         parameters=params,
-        response=parsed.returns,
-        examples=parsed.examples,
         input_schema=schema,
         metadata={"llamaindex_type": type(tool).__name__},
     )
+    return with_docstrings(doc, _strip_signature(name, raw))
 
 
 def _prose(tool: BaseTool) -> str:

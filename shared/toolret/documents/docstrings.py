@@ -27,7 +27,16 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["MAX_DOCSTRING_CHARS", "ParsedDocstring", "doctest_snippets", "docstring_summary", "parse_docstring"]
+from toolret.documents.tool_doc import ToolDoc
+
+__all__ = [
+    "MAX_DOCSTRING_CHARS",
+    "ParsedDocstring",
+    "doctest_snippets",
+    "docstring_summary",
+    "parse_docstring",
+    "with_docstrings",
+]
 
 logger = logging.getLogger("toolret")
 
@@ -239,3 +248,35 @@ def _strip_prompt(line: str) -> str:
 
 def _one_line(value: Any) -> str:
     return " ".join(value.split()) if isinstance(value, str) else ""
+
+
+def with_docstrings(doc: ToolDoc, *texts: str | None, **fields: Any) -> ToolDoc:
+    """``doc`` completed from docstrings, the first text first: its description without the ``Args:`` /
+    ``Returns:`` sections (the first text's prose), each parameter's missing sentence, and the response and
+    examples it lacks; ``fields`` replace any others (``metadata=...``).
+
+    A framework hands a tool's docstring whole as its description (LangChain's ``@tool``, LlamaIndex's
+    ``FunctionTool``) and its schema may lack the argument sentences, which belong in their own fields.
+
+    >>> doc = ToolDoc(name="get_weather", description="Weather now.\\n\\nArgs:\\n    city: City name.",
+    ...               parameters=[{"name": "city", "type": "string"}])
+    >>> done = with_docstrings(doc, doc.description)
+    >>> done.description, done.parameters[0].description
+    ('Weather now.', 'City name.')
+    """
+    parsed = [parse_docstring(text) for text in texts if text]
+    if not parsed:
+        return doc.model_copy(update=fields) if fields else doc
+
+    def sentence(name: str) -> str:
+        return next((p.params[name] for p in parsed if p.params.get(name)), "")
+
+    params = [p if p.description else p.model_copy(update={"description": sentence(p.name)}) for p in doc.parameters]
+    out = doc.model_dump(exclude={"parameters"})
+    out.update(
+        description=parsed[0].description or doc.description,
+        response=doc.response or next((p.returns for p in parsed if p.returns), ""),
+        examples=doc.examples or next((p.examples for p in parsed if p.examples), []),
+        **fields,
+    )
+    return ToolDoc(parameters=params, **out)

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from pydantic import ValidationError
@@ -47,6 +48,7 @@ __all__ = [
     "checked_doc",
     "clean_query",
     "plain_json",
+    "plain_metadata",
     "safe_label",
 ]
 
@@ -138,6 +140,29 @@ def plain_json(value: Any, *, tool: str, field: str) -> Any:
         where, bad = _bad_text_path(value, field) or (field, text)
         raise InvalidToolError(safe_label(tool), where, _surrogate_problem(bad))
     return json.loads(text, parse_constant=lambda _constant: None)
+
+
+def plain_metadata(
+    base: dict[str, Any], tags: Iterable[Any] | None, extra: Mapping[Any, Any] | None, *, tool: str
+) -> dict[str, Any]:
+    """What a scope (``where=``) reads of a framework tool: ``base`` (what the adapter records), the tool's
+    ``tags`` as strings, and the plain-JSON entries of its own ``extra`` metadata that ``base`` does not set
+    (MCP tools loaded by a framework carry their ``annotations`` there). An entry that is not plain JSON is
+    left out with no error: it was never meant for toolret.
+
+    >>> plain_metadata({"framework": "demo"}, ["fs"], {"annotations": {"readOnlyHint": True}, "client": object()}, tool="t")
+    {'framework': 'demo', 'tags': ['fs'], 'annotations': {'readOnlyHint': True}}
+    """
+    meta = dict(base)
+    if tags:
+        meta["tags"] = [str(t) for t in tags]
+    for key, value in (extra or {}).items():
+        if isinstance(key, str) and key not in meta:
+            try:
+                meta[key] = plain_json(value, tool=tool, field=f"metadata.{key}")
+            except InvalidToolError:
+                continue
+    return meta
 
 
 def checked_doc(doc: ToolDoc, *, max_doc_chars: int | None = None) -> ToolDoc:

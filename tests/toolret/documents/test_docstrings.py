@@ -164,3 +164,24 @@ def test_first_sentence_stops_at_sentence_end_not_abbreviation_inside_word() -> 
 
 def test_doctest_snippets_ignore_output_lines() -> None:
     assert doctest_snippets(">>> a = 1\n>>> a\n1\nprose ... not code") == ["a = 1", "a"]
+
+
+def test_a_tool_doc_is_completed_from_its_docstrings_first_text_first():
+    from toolret import ToolDoc
+    from toolret.documents.docstrings import with_docstrings
+
+    doc = ToolDoc(
+        name="convert",
+        description="Convert money.\n\nArgs:\n    amount: How much.\n\nReturns:\n    The converted amount.",
+        parameters=[
+            {"name": "amount", "type": "number"},
+            {"name": "to", "type": "string"},
+            {"name": "x", "description": "Kept."},
+        ],
+    )
+    function_doc = "Convert.\n\nArgs:\n    amount: Ignored, the first text has it.\n    to: Target currency.\n\nExamples:\n    >>> convert(1, 'EUR')"
+    done = with_docstrings(doc, doc.description, function_doc, metadata={"framework": "demo"})
+    assert done.description == "Convert money."
+    assert [p.description for p in done.parameters] == ["How much.", "Target currency.", "Kept."]
+    assert done.response == "The converted amount." and done.examples and done.metadata == {"framework": "demo"}
+    assert with_docstrings(doc, None, "") is doc
