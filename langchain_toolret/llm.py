@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from typing import Any, TypeVar
 
 from langchain_core.language_models import BaseChatModel
@@ -27,7 +27,7 @@ from langchain_core.runnables import Runnable
 from pydantic import BaseModel
 
 from toolret.llm import ChatMessage, LLMError, MalformedOutputError
-from toolret.llm.bounded import as_schema, await_within, call_within, llm_failure
+from toolret.llm.bounded import BoundedLLM, as_schema
 
 __all__ = ["ChatModelLLM", "as_toolret_llm", "resolve_chat_model"]
 
@@ -49,9 +49,9 @@ def _raw_text(raw: Any) -> str | None:
     return raw.text or None
 
 
-class ChatModelLLM:
+class ChatModelLLM(BoundedLLM):
     """Wrap a LangChain ``BaseChatModel`` so toolret's LLM steps can use it; the deadline and the errors
-    are the engine's (:mod:`toolret.llm.bounded`); ``method`` goes to ``with_structured_output``.
+    are the engine's (:class:`toolret.llm.bounded.BoundedLLM`); ``method`` goes to ``with_structured_output``.
     """
 
     def __init__(self, chat_model: BaseChatModel, *, method: str | None = None, name: str | None = None) -> None:
@@ -63,9 +63,6 @@ class ChatModelLLM:
         self.name = name or f"langchain:{model_name or chat_model._llm_type}"
         self._runnables: dict[type[BaseModel], tuple[Runnable[Any, Any], bool]] = {}
         self._lock = threading.Lock()
-
-    def __repr__(self) -> str:
-        return f"ChatModelLLM({self.name!r})"
 
     def _structured(self, schema: type[BaseModel]) -> tuple[Runnable[Any, Any], bool]:
         """``with_structured_output(schema)``, with the raw answer when the model offers it."""
@@ -84,26 +81,19 @@ class ChatModelLLM:
                 self._runnables[schema] = entry
             return self._runnables[schema]
 
-    def _result(self, out: Any, schema: type[T], with_raw: bool) -> T:
+    def _result(self, out: Any, schema: type[T]) -> T:
         raw = None
-        if with_raw and isinstance(out, dict) and "parsed" in out:
+        if self._structured(schema)[1] and isinstance(out, dict) and "parsed" in out:
             raw, error, out = out.get("raw"), out.get("parsing_error"), out.get("parsed")
             if error is not None:
                 raise MalformedOutputError(str(error)[:500], _raw_text(raw))
         return as_schema(out, schema, _raw_text(raw))
 
-    def _failure(self, exc: BaseException) -> BaseException:
-        return llm_failure(exc, self.name)
+    def _call(self, messages: list[ChatMessage], schema: type[T]) -> Any:
+        return self._structured(schema)[0].invoke(_to_langchain(messages), config={"tags": ["toolret"]})
 
-    def generate(self, messages: list[ChatMessage], schema: type[T], *, timeout: float) -> T:
-        runnable, with_raw = self._structured(schema)
-        work = lambda: runnable.invoke(_to_langchain(messages), config={"tags": ["toolret"]})  # noqa: E731
-        return self._result(call_within(work, timeout, self.name, self._failure), schema, with_raw)
-
-    async def agenerate(self, messages: list[ChatMessage], schema: type[T], *, timeout: float) -> T:
-        runnable, with_raw = self._structured(schema)
-        call = runnable.ainvoke(_to_langchain(messages), config={"tags": ["toolret"]})
-        return self._result(await await_within(call, timeout, self.name, self._failure), schema, with_raw)
+    def _acall(self, messages: list[ChatMessage], schema: type[T]) -> Awaitable[Any]:
+        return self._structured(schema)[0].ainvoke(_to_langchain(messages), config={"tags": ["toolret"]})
 
 
 def as_toolret_llm(llm: Any) -> Any:

@@ -2,7 +2,7 @@
 
 Each step asks for a pydantic model through ``structured_predict`` / ``astructured_predict``
 (function calling where the model supports it, a JSON output parser otherwise); the deadline and
-the error contract are the engine's (:mod:`toolret.llm.bounded`). Message text goes to the model
+the error contract are the engine's (:class:`toolret.llm.bounded.BoundedLLM`). Message text goes to the model
 verbatim: no template variables are given, so braces in tool descriptions are data.
 
 Example::
@@ -13,7 +13,8 @@ Example::
 
 from __future__ import annotations
 
-from typing import TypeVar
+from collections.abc import Awaitable
+from typing import Any, TypeVar
 
 from llama_index.core.base.llms.types import ChatMessage as LIChatMessage
 from llama_index.core.base.llms.types import MessageRole
@@ -23,7 +24,7 @@ from pydantic import BaseModel
 
 from toolret.errors import ConfigError
 from toolret.llm import ChatMessage
-from toolret.llm.bounded import as_schema, await_within, call_within, llm_failure
+from toolret.llm.bounded import BoundedLLM
 
 __all__ = ["LlamaIndexLLM"]
 
@@ -32,11 +33,15 @@ T = TypeVar("T", bound=BaseModel)
 _ROLES = {"system": MessageRole.SYSTEM, "user": MessageRole.USER, "assistant": MessageRole.ASSISTANT}
 
 
-class LlamaIndexLLM:
+class LlamaIndexLLM(BoundedLLM):
     """Wrap a LlamaIndex ``LLM`` so toolret's LLM steps can use it.
 
     ``name`` defaults to ``llamaindex:<class>:<model>`` and appears in the search trace.
     """
+
+    # LlamaIndex's programs report unparsable or missing output as ValueError/TypeError
+    # ("Could not extract json string", "expected at least one tool call", ...).
+    malformed = (ValueError, TypeError)
 
     def __init__(self, llm: LlamaIndexBaseLLM, *, name: str | None = None) -> None:
         if not isinstance(llm, LlamaIndexBaseLLM):
@@ -46,29 +51,13 @@ class LlamaIndexLLM:
         known = model and model != "unknown"  # LLMMetadata's placeholder
         self.name = name or f"llamaindex:{llm.class_name()}" + (f":{model}" if known else "")
 
-    def __repr__(self) -> str:
-        return f"LlamaIndexLLM({self.name!r})"
-
     @staticmethod
     def _prompt(messages: list[ChatMessage]) -> ChatPromptTemplate:
         converted = [LIChatMessage(role=_ROLES[m.role], content=m.content) for m in messages]
         return ChatPromptTemplate(message_templates=converted)
 
-    def _failure(self, exc: BaseException) -> BaseException:
-        # LlamaIndex's programs report unparsable or missing output as ValueError/TypeError
-        # ("Could not extract json string", "expected at least one tool call", ...).
-        return llm_failure(exc, self.name, malformed=(ValueError, TypeError))
+    def _call(self, messages: list[ChatMessage], schema: type[T]) -> Any:
+        return self.llm.structured_predict(schema, self._prompt(messages))
 
-    def generate(self, messages: list[ChatMessage], schema: type[T], *, timeout: float) -> T:
-        """``structured_predict`` within ``timeout`` seconds (a sync call cannot be cancelled: on
-        timeout it is abandoned, its answer dropped, and :class:`TimeoutError` raised)."""
-        prompt = self._prompt(messages)
-        out = call_within(lambda: self.llm.structured_predict(schema, prompt), timeout, self.name, self._failure)
-        return as_schema(out, schema)
-
-    async def agenerate(self, messages: list[ChatMessage], schema: type[T], *, timeout: float) -> T:
-        """``astructured_predict``, cancelled after ``timeout`` seconds."""
-        out = await await_within(
-            self.llm.astructured_predict(schema, self._prompt(messages)), timeout, self.name, self._failure
-        )
-        return as_schema(out, schema)
+    def _acall(self, messages: list[ChatMessage], schema: type[T]) -> Awaitable[Any]:
+        return self.llm.astructured_predict(schema, self._prompt(messages))

@@ -13,7 +13,9 @@ through these helpers:
   (the call cannot be cancelled; its late answer is dropped);
 * :func:`await_within` cancels an async call after ``timeout``;
 * :func:`as_schema` validates what the model returned against the step's schema;
-* :func:`llm_failure` turns anything else into the engine's errors.
+* :func:`llm_failure` turns anything else into the engine's errors;
+* :class:`BoundedLLM` is a wrapper's base: ``generate``/``agenerate`` through the four, given the
+  framework's blocking and awaitable calls.
 
 Example:
     >>> class City(BaseModel):
@@ -36,7 +38,7 @@ from pydantic import BaseModel, ValidationError
 
 from toolret.llm.protocol import LLMError, MalformedOutputError
 
-__all__ = ["as_schema", "await_within", "call_within", "llm_failure"]
+__all__ = ["BoundedLLM", "as_schema", "await_within", "call_within", "llm_failure"]
 
 T = TypeVar("T")
 M = TypeVar("M", bound=BaseModel)
@@ -101,3 +103,43 @@ def llm_failure(exc: BaseException, name: str, *, malformed: tuple[type[BaseExce
     if isinstance(exc, (json.JSONDecodeError, *malformed)):
         return MalformedOutputError(f"{type(exc).__name__}: {exc}")
     return LLMError(f"{name}: {type(exc).__name__}: {exc}")
+
+
+class BoundedLLM:
+    """Base of a framework model's wrapper: :meth:`generate` and :meth:`agenerate` keep the engine's
+    contract (:mod:`toolret.llm.protocol`) around the framework's own calls.
+
+    A subclass sets :attr:`name` (it appears in the search trace and in errors), :attr:`malformed` (the
+    exceptions its framework raises for unparsable output) and implements :meth:`_call` (blocking) and
+    :meth:`_acall` (awaitable); :meth:`_result` turns the framework's answer into the schema.
+    """
+
+    name: str = "llm"
+    #: How the framework reports output it could not parse (a :class:`MalformedOutputError`, retried).
+    malformed: tuple[type[BaseException], ...] = ()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name!r})"
+
+    def _call(self, messages: list[Any], schema: type[M]) -> Any:
+        raise NotImplementedError
+
+    def _acall(self, messages: list[Any], schema: type[M]) -> Awaitable[Any]:
+        raise NotImplementedError
+
+    def _result(self, output: Any, schema: type[M]) -> M:
+        return as_schema(output, schema)
+
+    def _failure(self, exc: BaseException) -> BaseException:
+        return llm_failure(exc, self.name, malformed=self.malformed)
+
+    def generate(self, messages: list[Any], schema: type[M], *, timeout: float) -> M:
+        """The framework's blocking call within ``timeout`` seconds (it cannot be cancelled: on timeout
+        it is abandoned, its answer dropped, and :class:`TimeoutError` raised)."""
+        out = call_within(lambda: self._call(messages, schema), timeout, self.name, self._failure)
+        return self._result(out, schema)
+
+    async def agenerate(self, messages: list[Any], schema: type[M], *, timeout: float) -> M:
+        """The framework's async call, cancelled after ``timeout`` seconds."""
+        out = await await_within(self._acall(messages, schema), timeout, self.name, self._failure)
+        return self._result(out, schema)

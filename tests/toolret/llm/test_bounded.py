@@ -10,7 +10,7 @@ import pytest
 from pydantic import BaseModel
 
 from toolret.llm import LLMError, MalformedOutputError
-from toolret.llm.bounded import as_schema, await_within, call_within, llm_failure
+from toolret.llm.bounded import BoundedLLM, as_schema, await_within, call_within, llm_failure
 
 
 class City(BaseModel):
@@ -51,3 +51,44 @@ async def test_an_async_call_is_cancelled_at_its_deadline():
     with pytest.raises(TimeoutError, match="no answer within"):
         await await_within(asyncio.sleep(2), 0.05, "demo", _failure)
     assert await await_within(asyncio.sleep(0, result=City(name="Oslo")), 1.0, "demo", _failure) == City(name="Oslo")
+
+
+class _Framework(BoundedLLM):
+    """A stand-in framework model: answers after ``delay`` seconds, or raises ``error``."""
+
+    name = "framework:demo"
+    malformed = (ValueError,)
+
+    def __init__(self, answer: object = None, delay: float = 0.0, error: BaseException | None = None) -> None:
+        self.answer, self.delay, self.error = answer, delay, error
+
+    def _call(self, messages, schema):
+        time.sleep(self.delay)
+        if self.error is not None:
+            raise self.error
+        return self.answer
+
+    async def _acall_impl(self):
+        await asyncio.sleep(self.delay)
+        if self.error is not None:
+            raise self.error
+        return self.answer
+
+    def _acall(self, messages, schema):
+        return self._acall_impl()
+
+
+async def test_a_wrapper_over_bounded_llm_keeps_the_engines_contract_on_both_paths():
+    assert _Framework({"name": "Oslo"}).generate([], City, timeout=1) == City(name="Oslo")
+    assert await _Framework({"name": "Oslo"}).agenerate([], City, timeout=1) == City(name="Oslo")
+    with pytest.raises(TimeoutError, match="framework:demo"):
+        _Framework(delay=2).generate([], City, timeout=0.05)
+    with pytest.raises(TimeoutError):
+        await _Framework(delay=2).agenerate([], City, timeout=0.05)
+    with pytest.raises(MalformedOutputError):  # the framework's own "could not parse"
+        await _Framework(error=ValueError("no JSON")).agenerate([], City, timeout=1)
+    with pytest.raises(LLMError, match="framework:demo: ConnectionError"):
+        _Framework(error=ConnectionError("refused")).generate([], City, timeout=1)
+    with pytest.raises(MalformedOutputError):
+        _Framework({"town": "Oslo"}).generate([], City, timeout=1)
+    assert repr(_Framework()) == "_Framework('framework:demo')"
