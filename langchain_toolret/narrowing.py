@@ -211,11 +211,8 @@ class NarrowingMiddleware(AgentMiddleware[Any, Any, Any]):
 
     def _select(self, request: ModelRequest[Any], step: Step) -> dict[str, Any]:
         self.index.ensure(step.candidates)  # the search tool reads the index too
-        result = None
-        if step.messages is not None:
-            result = self.index.search_turn(step.messages, step.k)
-        elif step.query:
-            result = self.index.search(step.query, step.k, conversation=step.data.get("conversation"))
+        conversation = step.data.get("conversation")
+        result = self.index.search_for(step.query, step.k, messages=step.messages, conversation=conversation)
         result = self._fit(step, result)
         names, update = self._finish(request, step, result)
         step.data["out"] = names, update
@@ -223,11 +220,8 @@ class NarrowingMiddleware(AgentMiddleware[Any, Any, Any]):
 
     async def _aselect(self, request: ModelRequest[Any], step: Step) -> dict[str, Any]:
         await self.index.aensure(step.candidates)
-        result = None
-        if step.messages is not None:
-            result = await self.index.asearch_turn(step.messages, step.k)
-        elif step.query:
-            result = await self.index.asearch(step.query, step.k, conversation=step.data.get("conversation"))
+        conversation = step.data.get("conversation")
+        result = await self.index.asearch_for(step.query, step.k, messages=step.messages, conversation=conversation)
         result = await asyncio.to_thread(self._fit, step, result)  # the first count loads a tokenizer
         names, update = self._finish(request, step, result)
         step.data["out"] = names, update

@@ -115,17 +115,13 @@ def create_tool_retrieval_node(
 
     def _select(state: dict[str, Any]) -> dict[str, Any]:
         messages = _messages(state)
-        if query_builder is None:
-            return _update(index.search_turn(messages, k), None)
-        query = query_builder(messages)
-        return _update(index.search(query, k) if query else None, query)
+        query = query_builder(messages) if query_builder is not None else None
+        return _update(index.search_for(query, k, messages=None if query_builder else messages), query)
 
     async def _aselect(state: dict[str, Any]) -> dict[str, Any]:
         messages = _messages(state)
-        if query_builder is None:
-            return _update(await index.asearch_turn(messages, k), None)
-        query = query_builder(messages)
-        return _update(await index.asearch(query, k) if query else None, query)
+        query = query_builder(messages) if query_builder is not None else None
+        return _update(await index.asearch_for(query, k, messages=None if query_builder else messages), query)
 
     return RunnableLambda(select, afunc=aselect, name="tool_retrieval")
 

@@ -25,7 +25,7 @@ from llamaindex_toolret.mapping import MANIFEST_FILE, ToolNodeMapping, read_mani
 from llamaindex_toolret.retrievers import ToolObjectRetriever, ToolRetriever
 from toolret import RetrievalConfig, ToolKnowledgeBase
 from toolret.errors import ConfigError, ToolNotFoundError
-from toolret.retrieval.agent_tools import attach, persist_to, warm_up
+from toolret.retrieval.agent_tools import attach, checked_options, persist_to, warm_up
 
 __all__ = ["ToolObjectIndex"]
 
@@ -276,15 +276,4 @@ class ToolObjectIndex:
 
 def _retriever_kwargs(kwargs: dict[str, Any], *, objects: bool) -> dict[str, Any]:
     allowed = _RETRIEVER_OPTIONS | _OBJECT_OPTIONS if objects else _RETRIEVER_OPTIONS
-    unknown = sorted(set(kwargs) - allowed)
-    if unknown:
-        raise ConfigError(
-            f"unsupported retriever option(s) {', '.join(unknown)}; toolret retrievers take {', '.join(sorted(allowed))}"
-        )
-    opts = dict(kwargs)
-    if "similarity_top_k" in opts:
-        top_k = opts.pop("similarity_top_k")
-        if "k" in opts and opts["k"] != top_k:
-            raise ConfigError("pass either similarity_top_k or k, not both")
-        opts["k"] = top_k
-    return opts
+    return checked_options(kwargs, allowed, aliases={"similarity_top_k": "k"}, owner="toolret retrievers")

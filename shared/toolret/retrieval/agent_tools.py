@@ -29,7 +29,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +46,7 @@ from toolret.retrieval.follow_up import add_context
 from toolret.retrieval.search import Search
 from toolret.sources.ingest import to_tool_doc
 
-__all__ = ["AgentTools", "attach", "names_text", "persist_to", "warm_up"]
+__all__ = ["AgentTools", "attach", "checked_options", "names_text", "persist_to", "warm_up"]
 
 logger = logging.getLogger("toolret")
 
@@ -308,6 +308,23 @@ class AgentTools:
         """``own`` (the latest user message's result) with the engine's follow-up rule applied."""
         return self.with_follow_up(latest_request(messages), before_latest(messages), own, k)
 
+    def search_for(
+        self, query: str | None, k: K = 5, *, messages: Sequence[Any] | None = None, conversation: Any = None
+    ) -> SearchResult | None:
+        """The turn's search of ``messages`` (:meth:`search_turn`) when given, else ``query``'s after the chat
+        ``conversation`` (a custom query, searched as it is); None when there is nothing to search."""
+        if messages is not None:
+            return self.search_turn(messages, k)
+        return self.search(query, k, conversation=conversation) if query else None
+
+    async def asearch_for(
+        self, query: str | None, k: K = 5, *, messages: Sequence[Any] | None = None, conversation: Any = None
+    ) -> SearchResult | None:
+        """:meth:`search_for` without blocking the event loop."""
+        if messages is not None:
+            return await self.asearch_turn(messages, k)
+        return await self.asearch(query, k, conversation=conversation) if query else None
+
     def select(self, query: str, k: K = 5) -> list[Any]:
         """The live tools that best serve ``query``."""
         return self.live(self.search(query, k), query=query)
@@ -420,3 +437,26 @@ def names_text(names: Sequence[str], limit: int = 10) -> str:
     """``names`` joined for a message, the first ``limit`` of them and how many more."""
     shown = ", ".join(names[:limit])
     return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
+
+
+def checked_options(
+    options: Mapping[str, Any], allowed: Collection[str], *, aliases: Mapping[str, str] | None = None, owner: str
+) -> dict[str, Any]:
+    """An adapter's keyword options: one it does not take is a :class:`ConfigError` naming it and the
+    ones it takes, never a silently ignored setting; a framework's name for an option (``aliases``:
+    LlamaIndex's ``similarity_top_k`` for ``k``) becomes toolret's, and both given differently is an error.
+
+    >>> checked_options({"similarity_top_k": 3}, {"k", "similarity_top_k"}, aliases={"similarity_top_k": "k"}, owner="demo")
+    {'k': 3}
+    """
+    unknown = sorted(set(options) - set(allowed))
+    if unknown:
+        raise ConfigError(f"unsupported option(s) {', '.join(unknown)}; {owner} take {', '.join(sorted(allowed))}")
+    out = dict(options)
+    for alias, name in (aliases or {}).items():
+        if alias in out:
+            value = out.pop(alias)
+            if name in out and out[name] != value:
+                raise ConfigError(f"pass either {alias} or {name}, not both")
+            out[name] = value
+    return out

@@ -114,3 +114,29 @@ def test_fit_reads_each_tools_definition_as_presented_and_counts_the_fixed_tools
     assert fitted.ids == result.ids[:1] and "token_budget" in caplog.text
     with caplog.at_level(logging.WARNING, logger="toolret"):
         assert tools.fit(result, 60, always=[send_email, send_email]).ids == []  # the fixed tools took the budget
+
+
+async def test_search_for_runs_the_turns_search_or_a_custom_query_or_nothing(embedder):
+    tools = AgentTools(embedder=embedder)
+    tools.ensure(TOOLS)
+    chat = [("user", "convert 20 euros to yen"), ("assistant", "2,600 yen."), ("user", "is it raining in Oslo?")]
+    assert tools.search_for("ignored when messages are given", 1, messages=chat).ids == ["get_weather"]
+    assert (await tools.asearch_for(None, 1, messages=chat)).ids == ["get_weather"]
+    assert tools.search_for("send an e-mail to Bob", 1, conversation=chat).ids == ["send_email"]
+    assert tools.search_for("", 1) is None and await tools.asearch_for(None, 1) is None
+
+
+def test_an_adapters_options_are_checked_and_a_frameworks_name_becomes_toolrets():
+    from toolret import ConfigError
+    from toolret.retrieval.agent_tools import checked_options
+
+    allowed, aliases = {"k", "similarity_top_k", "config"}, {"similarity_top_k": "k"}
+    assert checked_options({"similarity_top_k": 3, "config": "fast"}, allowed, aliases=aliases, owner="demo") == {
+        "k": 3,
+        "config": "fast",
+    }
+    assert checked_options({"k": 3, "similarity_top_k": 3}, allowed, aliases=aliases, owner="demo") == {"k": 3}
+    with pytest.raises(ConfigError, match="unsupported option\\(s\\) filters; demo take config, k, similarity_top_k"):
+        checked_options({"filters": []}, allowed, aliases=aliases, owner="demo")
+    with pytest.raises(ConfigError, match="either similarity_top_k or k, not both"):
+        checked_options({"k": 3, "similarity_top_k": 4}, allowed, aliases=aliases, owner="demo")
