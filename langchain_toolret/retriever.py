@@ -26,8 +26,7 @@ Example:
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable
 from typing import Any
 
 from langchain_core.callbacks import (
@@ -43,6 +42,7 @@ from langchain_toolret.condensed import CondensedTools
 from langchain_toolret.index import ToolIndex
 from toolret import K, RetrievalConfig, SearchResult, ToolKnowledgeBase, validate_k
 from toolret.errors import QueryError
+from toolret.retrieval import agent_tools
 from toolret.retrieval.definitions import validate_budget
 from toolret.retrieval.scope import Where, scoped
 
@@ -174,17 +174,12 @@ class ToolRetriever(BaseRetriever):
         return result_to_documents(await self.asearch(query, k, where=where), self.index)
 
 
-@dataclass(frozen=True)
-class Selection:
-    """How a selection is made over a source: its index, ``k``, token budget and what is bound of a
-    tool (a condensed copy or the tool itself). A :class:`ToolRetriever` source brings its own
-    settings, so a node or graph built over one selects as the retriever does; what the caller
-    passes explicitly wins."""
+class Selection(agent_tools.Selection):
+    """The engine's :class:`~toolret.retrieval.agent_tools.Selection` over a source: a
+    :class:`ToolRetriever` source brings its own settings, so a node or graph built over one selects
+    as the retriever does; what the caller passes explicitly wins."""
 
     index: ToolIndex
-    k: K
-    token_budget: int | None = None
-    present: Callable[[BaseTool], BaseTool] | None = None
 
     @classmethod
     def of(
@@ -195,10 +190,6 @@ class Selection:
         index = ToolIndex.coerce(source.index, config=config or source.config, llm=llm)
         present = source._one if source.condensed_descriptions else None
         return cls(index, validate_k(source.k if k is None else k), source.token_budget, present)
-
-    def fit(self, result: SearchResult) -> SearchResult:
-        """``result`` as it can be bound, within the budget (a tool that cannot be bound is left out)."""
-        return self.index.fit(result, self.token_budget, present=self.present)
 
 
 def _check_query(query: Any) -> None:

@@ -30,6 +30,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +47,7 @@ from toolret.retrieval.follow_up import add_context
 from toolret.retrieval.search import Search
 from toolret.sources.ingest import to_tool_doc
 
-__all__ = ["AgentTools", "attach", "checked_options", "names_text", "persist_to", "warm_up"]
+__all__ = ["AgentTools", "Selection", "attach", "checked_options", "names_text", "persist_to", "warm_up"]
 
 logger = logging.getLogger("toolret")
 
@@ -376,6 +377,22 @@ class AgentTools:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({len(self.live_tools)} live tools, {self.kb!r})"
+
+
+@dataclass(frozen=True)
+class Selection:
+    """How a selection is made over an agent's tools: the :class:`AgentTools`, ``k``, the token budget and
+    what is bound of a tool (``present``: its condensed copy, None: the tool). A retriever brings its own
+    settings this way into the graph nodes built over it (an adapter's ``Selection.of``)."""
+
+    index: AgentTools
+    k: K
+    token_budget: int | None = None
+    present: Callable[[Any], Any] | None = None
+
+    def fit(self, result: SearchResult) -> SearchResult:
+        """``result`` as it can be bound, within the budget (a tool that cannot be bound is left out)."""
+        return self.index.fit(result, self.token_budget, present=self.present)
 
 
 def warm_up(kb: ToolKnowledgeBase, search: Callable[[], Any] | None = None) -> float:

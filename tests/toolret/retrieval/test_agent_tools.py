@@ -140,3 +140,16 @@ def test_an_adapters_options_are_checked_and_a_frameworks_name_becomes_toolrets(
         checked_options({"filters": []}, allowed, aliases=aliases, owner="demo")
     with pytest.raises(ConfigError, match="either similarity_top_k or k, not both"):
         checked_options({"k": 3, "similarity_top_k": 4}, allowed, aliases=aliases, owner="demo")
+
+
+def test_a_selection_fits_its_results_as_its_settings_say(embedder, caplog):
+    from toolret.retrieval.agent_tools import Selection
+
+    tools = AgentTools(embedder=embedder)
+    tools.ensure(TOOLS)
+    result = tools.search("weather in Paris and 20 euros in yen", 2)
+    presented: list[object] = []
+    selection = Selection(tools, 2, token_budget=10_000, present=lambda t: presented.append(t) or t)
+    assert selection.fit(result).ids == result.ids and len(presented) == 2
+    with caplog.at_level(logging.WARNING, logger="toolret"):
+        assert Selection(tools, 2, token_budget=5).fit(result).ids == []
