@@ -43,21 +43,17 @@ from langchain_toolret.binding import ToolDefinitions
 from langchain_toolret.index import ToolIndex
 from toolret import ConfigError, RetrievalConfig, ToolKnowledgeBase, validate_k
 from toolret.retrieval.search_answer import at_least
+from toolret.retrieval.working_set import add_new
 
 __all__ = ["BigToolState", "create_agent"]
 
 _RETRIEVE_DOC = "Retrieve a tool to use, given a search query."
 
 
-def _add_new(left: list[str], right: list[str]) -> list[str]:
-    """``left`` extended by the ids of ``right`` it does not hold yet (bigtool's reducer)."""
-    return left + [item for item in right if item not in set(left)]
-
-
 class BigToolState(MessagesState):
     """``messages`` plus ``selected_tool_ids``: the registry ids retrieved so far."""
 
-    selected_tool_ids: Annotated[list[str], _add_new]
+    selected_tool_ids: Annotated[list[str], add_new]  # bigtool's reducer (toolret.retrieval.working_set)
 
 
 def _store_arg(fn: Callable[..., Any] | None) -> str | None:

@@ -14,7 +14,6 @@ by default it keeps no state and may serve unrelated requests.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -33,11 +32,9 @@ from toolret.retrieval.conversation import earlier_than
 from toolret.retrieval.definitions import validate_budget
 from toolret.retrieval.request_scope import in_current_scope
 from toolret.retrieval.scope import Where, as_scope, scoped
-from toolret.retrieval.working_set import RecentTools, offered
+from toolret.retrieval.working_set import RecentTools, offered, slots
 
 __all__ = ["ToolObjectRetriever", "ToolRetriever"]
-
-logger = logging.getLogger("toolret")
 
 
 def _bundle(query: QueryType) -> QueryBundle:
@@ -206,14 +203,9 @@ class ToolObjectRetriever(ObjectRetriever[BaseTool]):
         mapping: ToolNodeMapping = self._object_node_mapping  # type: ignore[assignment]
         found = [(node.node.metadata or {}).get("tool_id") or node.node.node_id for node in nodes]
         used = [t for t in self.used_tools if t in self.retriever.kb and self.retriever.in_scope(t)]
-        ids = offered(
-            found, used, mapping.get, self._limit(), self.used_beyond_k, "insert_object it"
-        )  # the engine's rule
+        limit = slots(self.retriever.k, self.retriever.config or self.retriever.kb.config)
+        ids = offered(found, used, mapping.get, limit, self.used_beyond_k, "insert_object it")  # the engine's rule
         return self._present([tool for t in ids if (tool := mapping.get(t)) is not None])
-
-    def _limit(self) -> int:
-        k = self.retriever.k
-        return k if isinstance(k, int) else (self.retriever.config or self.retriever.kb.config).auto_max_k
 
     def _present(self, tools: list[BaseTool]) -> list[BaseTool]:
         return self.condensed.tools(tools) if self.condensed is not None else tools
@@ -222,12 +214,9 @@ class ToolObjectRetriever(ObjectRetriever[BaseTool]):
         hit = self.retriever.lookup(query.query_str)
         if hit is None:
             return None
-        tool = self._object_node_mapping.get(hit.node.node_id)  # type: ignore[attr-defined]
-        if tool is None:  # indexed, but no live object: the agent reports "not found" itself
-            logger.warning("no live LlamaIndex tool attached for %r (insert_object it)", hit.node.node_id)
-            return []
-        self._used.remember(hit.node.node_id)
-        return self._present([tool])
+        mapping: ToolNodeMapping = self._object_node_mapping  # type: ignore[assignment]
+        tool = self._used.called(hit.node.node_id, mapping.get, "insert_object it")  # the engine's rule
+        return [] if tool is None else self._present([tool])
 
     def retrieve(self, str_or_query_bundle: QueryType, *, where: Where | None = None) -> list[BaseTool]:
         """The live tools for a request (or the one a tool name names), within ``where`` for this call."""

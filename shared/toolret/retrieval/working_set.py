@@ -27,9 +27,10 @@ from collections import OrderedDict
 from collections.abc import Callable, Collection, Sequence
 from typing import TypeVar
 
+from toolret.config import K, RetrievalConfig
 from toolret.errors import ConfigError
 
-__all__ = ["RecentTools", "capped", "lru_add", "offered", "rebind", "within"]
+__all__ = ["RecentTools", "add_new", "capped", "lru_add", "offered", "rebind", "slots", "within"]
 
 logger = logging.getLogger("toolret")
 
@@ -44,6 +45,21 @@ def lru_add(bound: Sequence[str], names: Sequence[str], cap: int | None = None) 
             out.remove(name)
         out.append(name)
     return out[-cap:] if cap is not None else out
+
+
+def add_new(bound: Sequence[str], names: Sequence[str]) -> list[str]:
+    """``bound`` extended by the ``names`` it does not hold yet, in order (a set that only grows, as
+    langgraph-bigtool's ``selected_tool_ids`` reducer keeps it).
+
+    >>> add_new(["a", "b"], ["b", "c"])
+    ['a', 'b', 'c']
+    """
+    return list(bound) + [name for name in names if name not in set(bound)]
+
+
+def slots(k: K, config: RetrievalConfig) -> int:
+    """The tool slots ``k`` gives: itself, or for ``"auto"`` the most it may return (``config.auto_max_k``)."""
+    return k if isinstance(k, int) else config.auto_max_k
 
 
 def rebind(
@@ -130,6 +146,16 @@ class RecentTools:
         self.size = size
         self._ids: OrderedDict[str, None] = OrderedDict()
         self._lock = threading.Lock()
+
+    def called(self, tool_id: str, live: Callable[[str], T | None], how_to_attach: str = "attach it") -> T | None:
+        """The live object of ``tool_id``, which the agent asked for by its exact name to call it, remembered as
+        used; None, with a warning naming it, when no live object is attached (the agent reports "not found")."""
+        tool = live(tool_id)
+        if tool is None:
+            logger.warning("no live tool attached for %r (%s)", tool_id, how_to_attach)
+            return None
+        self.remember(tool_id)
+        return tool
 
     def remember(self, tool_id: str) -> None:
         """Make ``tool_id`` the most recent (the oldest beyond ``size`` is forgotten)."""

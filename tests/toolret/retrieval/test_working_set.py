@@ -74,3 +74,21 @@ def test_recent_tools_keep_the_last_n_most_recent_first_and_are_thread_safe():
 def test_a_recent_tools_size_that_is_not_a_count_is_a_config_error(bad):
     with pytest.raises(ConfigError, match="keep_used must be a non-negative integer"):
         RecentTools(bad)
+
+
+def test_add_new_only_grows_in_order_and_slots_of_auto_are_its_most():
+    from toolret import RetrievalConfig
+    from toolret.retrieval.working_set import add_new, slots
+
+    assert add_new(["a", "b"], ["b", "c", "a", "d"]) == ["a", "b", "c", "d"]
+    config = RetrievalConfig.resolve("fast")
+    assert slots(3, config) == 3 and slots("auto", config) == config.auto_max_k
+
+
+def test_a_tool_called_by_name_is_remembered_only_when_its_live_object_is_attached(caplog):
+    recent = RecentTools(2)
+    live = {"get_weather": "the weather tool"}.get
+    assert recent.called("get_weather", live) == "the weather tool" and recent.ids == ["get_weather"]
+    with caplog.at_level(logging.WARNING, logger="toolret"):
+        assert recent.called("gone", live, "insert_object it") is None
+    assert recent.ids == ["get_weather"] and "'gone' (insert_object it)" in caplog.text
