@@ -29,6 +29,7 @@ from langchain_toolret.narrowing import DEFAULT_TOOL_LIMIT, Fallback, NarrowingM
 from langchain_toolret.scope import ScopeSource
 from langchain_toolret.search_tool import DEFAULT_SEARCH_TOOL_NAME
 from toolret import RetrievalConfig, SearchResult, ToolKnowledgeBase
+from toolret.retrieval.offer import check_agentic
 from toolret.retrieval.working_set import lru_add, rebind
 
 __all__ = ["ToolSearchMiddleware", "ToolSearchState", "create_tool_search_agent", "lru_add"]
@@ -69,8 +70,7 @@ class ToolSearchMiddleware(NarrowingMiddleware):
         condensed_descriptions: bool = False,
         scope: ScopeSource | None = None,
     ) -> None:
-        if max_tools < 1 or seed_k < 0 or search_k < 1:
-            raise ValueError("max_tools and search_k must be at least 1, seed_k at least 0")
+        check_agentic((), search_tool_name, max_tools, seed_k, search_k)  # toolret.retrieval.offer
         super().__init__(
             knowledge_base=knowledge_base,
             config=config,
@@ -156,11 +156,7 @@ def create_tool_search_agent(
     Returns:
         The compiled LangGraph agent.
     """
-    names = [getattr(t, "name", None) for t in tools]
-    if search_tool_name in names:
-        raise ValueError(
-            f"a tool is already named {search_tool_name!r}; pass search_tool_name= to rename the search tool"
-        )
+    check_agentic([getattr(t, "name", None) for t in tools], search_tool_name, max_tools, seed_k, search_k)
     searcher = ToolSearchMiddleware(
         max_tools=max_tools,
         search_k=search_k,

@@ -40,7 +40,12 @@ from toolret.documents.tool_doc import ToolDoc
 from toolret.errors import InvalidToolError
 from toolret.sources.ingest import from_openai
 
-__all__ = ["openai_definition", "tool_to_doc", "tools_to_docs"]
+__all__ = ["name_of", "openai_definition", "tool_to_doc", "tools_to_docs"]
+
+
+def name_of(tool: Any) -> str | None:
+    """A LangChain tool's name; None for anything else (a provider's tool dict), which toolret's rules pass."""
+    return tool.name if isinstance(tool, BaseTool) else None
 
 
 def openai_definition(tool: BaseTool) -> dict[str, Any]:

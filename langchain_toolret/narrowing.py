@@ -28,6 +28,7 @@ from langgraph.types import Command
 
 from langchain_toolret.condensed import CondensedTools
 from langchain_toolret.index import ToolIndex
+from langchain_toolret.ingest import name_of
 from langchain_toolret.options import selection_record
 from langchain_toolret.scope import ScopeSource, in_scope, scope_of, tools_in_scope
 from langchain_toolret.search_tool import DEFAULT_SEARCH_TOOL_NAME, create_search_tool
@@ -37,7 +38,7 @@ from toolret.retrieval.offer import (
     DEFAULT_TOOL_LIMIT,
     Fallback,
     check_offer,
-    fallback_filter,
+    fallback_tools,
     split_fixed,
     warn_fallback,
 )
@@ -161,11 +162,8 @@ class NarrowingMiddleware(AgentMiddleware[Any, Any, Any]):
         """The request narrowed to ``fallback`` (default: :attr:`fallback`) after ``exc``, with a warning."""
         fallback = self.fallback if fallback is None else fallback
         warn_fallback(self.name, exc, fallback)
-        keep, tools = fallback_filter(fallback, self.always_include, self.search_tool_name), list(request.tools)
-        if keep is None:  # "all": every tool, the fixed ones first
-            first = [t for t in tools if isinstance(t, BaseTool) and t.name in self._fixed_names()]
-            return request.override(tools=self._capped([*first, *(t for t in tools if t not in first)]))
-        return request.override(tools=self._capped([t for t in tools if not isinstance(t, BaseTool) or keep(t.name)]))
+        tools = fallback_tools(list(request.tools), fallback, self.always_include, self.search_tool_name, name_of)
+        return request.override(tools=self._capped(tools))
 
     def _as_bound(self, tool: BaseTool) -> BaseTool:
         """The object bound for ``tool``: its condensed copy with ``condensed_descriptions``."""

@@ -25,7 +25,7 @@ from typing import Any
 
 from langchain_core.tools import BaseTool
 
-from langchain_toolret.ingest import tool_to_doc
+from langchain_toolret.ingest import name_of, tool_to_doc
 from toolret import ToolScope
 from toolret.retrieval.request_scope import ScopeSource, keep_in_scope, request_scope, tool_allowed
 
@@ -43,13 +43,9 @@ def in_scope(tool: BaseTool, scope: ToolScope, index: Any = None) -> bool:
     return tool_allowed(tool, tool.name, scope, getattr(index, "kb", None), tool_to_doc)
 
 
-def _name(tool: Any) -> str | None:
-    return tool.name if isinstance(tool, BaseTool) else None
-
-
 def tools_in_scope(
     tools: Sequence[Any], scope: ToolScope | None, index: Any = None, keep: Sequence[str] = ()
 ) -> list[Any]:
     """``tools`` without the LangChain tools outside ``scope`` (``keep``: names that always stay, e.g. the
     search tool, which searches within the scope). Provider tool dicts pass: they carry no metadata."""
-    return keep_in_scope(tools, scope, _name, tool_to_doc, getattr(index, "kb", None), keep)
+    return keep_in_scope(tools, scope, name_of, tool_to_doc, getattr(index, "kb", None), keep)

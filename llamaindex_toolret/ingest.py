@@ -37,7 +37,7 @@ from toolret.retrieval.definitions import problem_text
 from toolret.sources.ingest import params_from_schema
 from toolret.sources.tolerant import Conversion, degraded_doc
 
-__all__ = ["CONVERSION", "as_tool", "doc_to_tool", "tolerant_doc", "tool_to_doc"]
+__all__ = ["CONVERSION", "as_tool", "doc_to_tool", "tolerant_doc", "tool_name", "tool_to_doc"]
 
 _UNNAMED = "<unnamed>"
 DEFAULT_MAX_DOC_CHARS: int = RetrievalConfig.model_fields["max_doc_chars"].default
@@ -60,6 +60,14 @@ def as_tool(obj: Any) -> BaseTool:
     )
 
 
+def tool_name(tool: Any) -> str:
+    """The name an agent calls the tool by, which is also its id in the knowledge base."""
+    name = getattr(getattr(tool, "metadata", None), "name", None)
+    if not isinstance(name, str) or not name.strip():
+        raise InvalidToolError(_UNNAMED, "metadata.name", "missing; every tool needs a name (ToolMetadata(name=...))")
+    return name.strip()
+
+
 def _strip_signature(name: str, text: str) -> str:
     """Drop the ``name(arg: type) -> type`` first line ``FunctionTool.from_defaults`` prepends."""
     first, _, rest = text.partition("\n")
@@ -77,10 +85,7 @@ def tool_to_doc(tool: Any) -> ToolDoc:
     meta = getattr(tool, "metadata", None)
     if not isinstance(meta, ToolMetadata):
         raise InvalidToolError(_UNNAMED, "metadata", f"{type(tool).__name__} has no ToolMetadata")
-    name = meta.name
-    if not isinstance(name, str) or not name.strip():
-        raise InvalidToolError(_UNNAMED, "metadata.name", "missing; every tool needs a name (ToolMetadata(name=...))")
-    name = name.strip()
+    name = tool_name(tool)
     raw = meta.description
     if not isinstance(raw, str):
         raise InvalidToolError(name, "metadata.description", f"expected a string, got {type(raw).__name__}")

@@ -16,7 +16,7 @@ from llama_index.core.objects.base_node_mapping import BaseObjectNodeMapping
 from llama_index.core.schema import BaseNode, TextNode
 from llama_index.core.tools import BaseTool
 
-from llamaindex_toolret.ingest import as_tool, tool_to_doc
+from llamaindex_toolret.ingest import as_tool, tool_name, tool_to_doc
 from toolret.errors import InvalidToolError, ToolNotFoundError
 from toolret.index.live_tools import LiveTools
 from toolret.index.names_file import read_names, write_names
@@ -25,16 +25,6 @@ __all__ = ["MANIFEST_FILE", "ToolNodeMapping", "read_manifest", "tool_name"]
 
 #: File written beside the knowledge base by ``persist``: the names of the indexed tools.
 MANIFEST_FILE = "llamaindex_tools.json"
-
-
-def tool_name(tool: BaseTool) -> str:
-    """The name an agent calls the tool by, which is also its id in the knowledge base."""
-    name = getattr(getattr(tool, "metadata", None), "name", None)
-    if not isinstance(name, str) or not name.strip():
-        raise InvalidToolError(
-            "<unnamed>", "metadata.name", "missing; every tool needs a name (ToolMetadata(name=...))"
-        )
-    return name.strip()
 
 
 class ToolNodeMapping(BaseObjectNodeMapping[BaseTool]):

@@ -30,7 +30,7 @@ from toolret import K, RetrievalConfig, ScoredTool, SearchResult, ToolKnowledgeB
 from toolret.errors import ConfigError, QueryError, ToolNotFoundError
 from toolret.retrieval.conversation import earlier_than
 from toolret.retrieval.definitions import validate_budget
-from toolret.retrieval.request_scope import in_current_scope
+from toolret.retrieval.request_scope import in_current_scope, named_in_scope
 from toolret.retrieval.scope import Where, as_scope, scoped
 from toolret.retrieval.working_set import RecentTools, offered, slots
 
@@ -115,10 +115,8 @@ class ToolRetriever(BaseRetriever):
 
     def lookup(self, query: str) -> NodeWithScore | None:
         """The node for the tool whose id (its LlamaIndex name) is exactly ``query``, else None."""
-        key = query.strip()
-        if not key or key not in self.kb or not self.in_scope(key):
-            return None  # a tool outside the scope is not found, even by its exact name
-        return self._node(key, 1.0, {"match": "name"})
+        key = named_in_scope(self.kb, query, self.where)  # none outside the scope, even by its exact name
+        return None if key is None else self._node(key, 1.0, {"match": "name"})
 
     def _node(self, tool_id: str, score: float, extra: dict[str, Any]) -> NodeWithScore:
         try:

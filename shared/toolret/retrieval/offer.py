@@ -19,16 +19,27 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from typing import Literal
+from typing import Literal, TypeVar
 
 from toolret.errors import ConfigError
 
-__all__ = ["DEFAULT_TOOL_LIMIT", "Fallback", "check_offer", "fallback_filter", "split_fixed", "warn_fallback"]
+__all__ = [
+    "DEFAULT_TOOL_LIMIT",
+    "Fallback",
+    "check_agentic",
+    "check_offer",
+    "fallback_filter",
+    "fallback_tools",
+    "split_fixed",
+    "warn_fallback",
+]
 
 logger = logging.getLogger("toolret")
 
 #: What the model gets when selection fails: every tool, only ``always_include``, or these names.
 Fallback = Literal["all", "always_include"] | Sequence[str]
+T = TypeVar("T")
+
 #: Most tools one model call is sent, whatever happens (OpenAI's limit is 128 tools per request).
 DEFAULT_TOOL_LIMIT = 128
 
@@ -39,6 +50,16 @@ def check_offer(fallback: object, tool_limit: object) -> None:
         raise ConfigError(f"fallback must be 'all', 'always_include' or a list of tool names, not {fallback!r}")
     if isinstance(tool_limit, bool) or not isinstance(tool_limit, int) or tool_limit < 1:
         raise ConfigError(f"tool_limit must be a positive integer, not {tool_limit!r}")
+
+
+def check_agentic(names: Sequence[object], search_tool: str, max_tools: int, seed_k: int, search_k: int) -> None:
+    """An agent that searches its own tools: a tool of ``names`` already called ``search_tool`` could not be
+    told from the search tool (rename it), and the bound set needs ``max_tools`` and ``search_k`` of at
+    least 1, ``seed_k`` (tools found for each new user message) at least 0; a :class:`ValueError` otherwise."""
+    if search_tool in names:
+        raise ValueError(f"a tool is already named {search_tool!r}; pass search_tool_name= to rename the search tool")
+    if max_tools < 1 or seed_k < 0 or search_k < 1:
+        raise ValueError("max_tools and search_k must be at least 1, seed_k at least 0")
 
 
 def split_fixed(
@@ -71,6 +92,28 @@ def fallback_filter(
     if search_tool:
         keep.add(search_tool)
     return keep.__contains__
+
+
+def fallback_tools(
+    tools: Sequence[T],
+    fallback: Fallback,
+    always_include: Sequence[str],
+    search_tool: str | None,
+    name_of: Callable[[T], str | None],
+) -> list[T]:
+    """The framework's ``tools`` a failed selection offers (:func:`fallback_filter`), in order; ``"all"``
+    puts the fixed ones first. ``name_of`` names a framework tool (None: not one, e.g. a provider's
+    tool dict, which always passes).
+
+    >>> fallback_tools(["get_weather", "ask_user", "search_tools"], "all", ["ask_user"], "search_tools", str)
+    ['ask_user', 'search_tools', 'get_weather']
+    """
+    keep = fallback_filter(fallback, always_include, search_tool)
+    if keep is None:
+        fixed = {*always_include, *([search_tool] if search_tool else [])}
+        first = [t for t in tools if (name := name_of(t)) is not None and name in fixed]
+        return [*first, *(t for t in tools if t not in first)]
+    return [t for t in tools if (name := name_of(t)) is None or keep(name)]
 
 
 def warn_fallback(owner: str, exc: BaseException, fallback: Fallback) -> None:

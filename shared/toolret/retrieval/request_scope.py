@@ -39,6 +39,7 @@ __all__ = [
     "checked_source",
     "in_current_scope",
     "keep_in_scope",
+    "named_in_scope",
     "names_in_scope",
     "refusal",
     "request_scope",
@@ -145,3 +146,11 @@ def in_current_scope(kb: Any, tool_id: str, where: Where | None = None) -> bool:
     ambient = current_scope()
     scope = (None if where is None else as_scope(where)) if ambient is None else ambient.both(where)
     return scope is None or tool_in_scope(kb.get(tool_id), scope)
+
+
+def named_in_scope(kb: Any, query: str, where: Where | None = None) -> str | None:
+    """The id of the tool of ``kb`` that ``query`` names exactly (an agent asking again for the tool
+    its model calls), if a search with ``where=`` inside the enclosing :func:`toolret.scoped` blocks
+    could return it; else None: a tool outside the scope is not found, even by its exact name."""
+    key = query.strip()
+    return key if key and key in kb and in_current_scope(kb, key, where) else None

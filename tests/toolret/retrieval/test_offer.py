@@ -40,3 +40,34 @@ def test_options_that_are_not_ones_are_config_errors(fallback, limit, match):
     with pytest.raises(ConfigError, match=match):
         check_offer(fallback, limit)
     assert isinstance(ConfigError("x"), ValueError)  # callers that caught ValueError keep working
+
+
+def test_a_failed_selection_offers_the_fallbacks_tools_in_order_and_passes_non_tools():
+    from toolret.retrieval.offer import fallback_tools
+
+    tools = ["get_weather", {"type": "web_search"}, "ask_user", "search_tools", "send_email"]
+    name_of = lambda t: t if isinstance(t, str) else None  # noqa: E731
+    assert fallback_tools(tools, "all", ["ask_user"], "search_tools", name_of) == [
+        "ask_user",
+        "search_tools",
+        "get_weather",
+        {"type": "web_search"},
+        "send_email",
+    ]
+    assert fallback_tools(tools, "always_include", ["ask_user"], "search_tools", name_of) == [
+        {"type": "web_search"},
+        "ask_user",
+        "search_tools",
+    ]
+    assert fallback_tools(tools, ["send_email"], [], None, name_of) == [{"type": "web_search"}, "send_email"]
+
+
+def test_an_agent_that_searches_its_tools_needs_a_free_search_tool_name_and_a_working_set():
+    from toolret.retrieval.offer import check_agentic
+
+    check_agentic(["get_weather"], "search_tools", 10, 0, 5)
+    with pytest.raises(ValueError, match="already named 'search_tools'"):
+        check_agentic(["search_tools"], "search_tools", 10, 3, 5)
+    for sizes in [(0, 3, 5), (10, -1, 5), (10, 3, 0)]:
+        with pytest.raises(ValueError, match="at least"):
+            check_agentic([], "search_tools", *sizes)

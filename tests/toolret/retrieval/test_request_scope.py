@@ -95,3 +95,13 @@ def test_an_exact_name_lookup_keeps_to_the_retrievers_scope_and_the_enclosing_bl
 
 def test_a_refused_call_names_the_tool_only():
     assert refusal("delete_file") == "Tool 'delete_file' is not available."
+
+
+def test_a_tool_named_exactly_is_found_only_inside_the_scope(kb):
+    from toolret.retrieval.request_scope import named_in_scope
+
+    assert named_in_scope(kb, "  delete_file ") == "delete_file"
+    assert named_in_scope(kb, "delete_file", READ_ONLY) is None
+    assert named_in_scope(kb, "no_such_tool") is None and named_in_scope(kb, "  ") is None
+    with scoped(READ_ONLY):
+        assert named_in_scope(kb, "read_file") == "read_file" and named_in_scope(kb, "delete_file") is None
