@@ -64,11 +64,7 @@ class ToolIndex(AgentTools):
         if isinstance(inner, ToolIndex):
             source = inner
         if isinstance(source, ToolIndex):
-            if config is None and llm is None:
-                return source
-            view = cls(source.kb, config=config or source.config, llm=llm if llm is not None else source.llm)
-            source.share(view)
-            return view
+            return source.view(config, llm)
         if isinstance(source, ToolKnowledgeBase):
             return cls(source, config=config, llm=llm)
         return cls.from_tools(source, config=config, llm=llm)

@@ -32,7 +32,7 @@ import time
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from toolret.config import K, RetrievalConfig
 from toolret.documents.tool_doc import ToolDoc
@@ -50,6 +50,7 @@ from toolret.sources.ingest import to_tool_doc
 __all__ = ["AgentTools", "Selection", "attach", "checked_options", "names_text", "persist_to", "warm_up"]
 
 logger = logging.getLogger("toolret")
+_Tools = TypeVar("_Tools", bound="AgentTools")
 
 
 class AgentTools:
@@ -112,6 +113,15 @@ class AgentTools:
             self.unindexed,
         )
         view.foreign, view.allowed, view.definitions = self.foreign, self.allowed, self.definitions
+
+    def view(self: _Tools, config: RetrievalConfig | str | None = None, llm: Any = None) -> _Tools:
+        """This object's tools under another ``config`` or ``llm`` (what is not given is this object's), sharing
+        its knowledge base, live tools and definitions (:meth:`share`); itself when neither is given."""
+        if config is None and llm is None:
+            return self
+        view = type(self)(self.kb, config=config or self.config, llm=llm if llm is not None else self.llm)
+        self.share(view)
+        return view
 
     # ------------------------------------------------------------------ for subclasses
     def convert(self, tools: Iterable[Any]) -> tuple[list[Any], dict[str, Any], dict[str, Any]]:

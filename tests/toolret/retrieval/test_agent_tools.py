@@ -153,3 +153,13 @@ def test_a_selection_fits_its_results_as_its_settings_say(embedder, caplog):
     assert selection.fit(result).ids == result.ids and len(presented) == 2
     with caplog.at_level(logging.WARNING, logger="toolret"):
         assert Selection(tools, 2, token_budget=5).fit(result).ids == []
+
+
+def test_a_view_shares_the_tools_under_another_config(embedder):
+    tools = AgentTools(embedder=embedder)
+    tools.ensure(TOOLS)
+    assert tools.view() is tools
+    fast = tools.view("fast")
+    assert type(fast) is AgentTools and fast.config.name == "fast" and fast.kb is tools.kb
+    assert fast.live_tools is tools.live_tools and fast.definitions is tools.definitions
+    assert fast.live(fast.search("is it raining in Paris?", 1)) == [get_weather]
