@@ -1,4 +1,5 @@
-"""What a selection leaves in LangSmith / callbacks, shared by every LangChain entry point."""
+"""What a selection leaves in LangSmith / callbacks, shared by every LangChain entry point
+(:func:`toolret.retrieval.selection.selection_record`)."""
 
 from __future__ import annotations
 
@@ -8,16 +9,9 @@ from typing import Any
 from langchain_core.runnables import RunnableLambda
 
 from toolret import SearchResult
+from toolret.retrieval.selection import selection_record
 
 __all__ = ["record_selection", "selection_record"]
-
-
-def selection_record(query: str | None, result: SearchResult | None, tools: Sequence[str]) -> dict[str, Any]:
-    """What a selection shows in LangSmith / callbacks: the query, the chosen tools, their scores
-    and the engine's trace steps."""
-    scores = {t.name: round(t.score, 4) for t in result.tools} if result is not None else {}
-    trace = [step.model_dump() for step in result.trace] if result is not None else []
-    return {"query": query, "tools": list(tools), "scores": scores, "trace": trace}
 
 
 def record_selection(name: str, query: str | None, result: SearchResult | None, tools: Sequence[str]) -> None:

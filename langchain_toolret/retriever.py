@@ -42,7 +42,7 @@ from langchain_toolret.condensed import CondensedTools
 from langchain_toolret.index import ToolIndex
 from toolret import K, RetrievalConfig, SearchResult, ToolKnowledgeBase, validate_k
 from toolret.errors import QueryError
-from toolret.retrieval import agent_tools
+from toolret.retrieval import selection
 from toolret.retrieval.definitions import validate_budget
 from toolret.retrieval.scope import Where, scoped
 
@@ -174,8 +174,8 @@ class ToolRetriever(BaseRetriever):
         return result_to_documents(await self.asearch(query, k, where=where), self.index)
 
 
-class Selection(agent_tools.Selection):
-    """The engine's :class:`~toolret.retrieval.agent_tools.Selection` over a source: a
+class Selection(selection.Selection):
+    """The engine's :class:`~toolret.retrieval.selection.Selection` over a source: a
     :class:`ToolRetriever` source brings its own settings, so a node or graph built over one selects
     as the retriever does; what the caller passes explicitly wins."""
 

@@ -25,7 +25,8 @@ from llamaindex_toolret.mapping import MANIFEST_FILE, ToolNodeMapping, read_mani
 from llamaindex_toolret.retrievers import ToolObjectRetriever, ToolRetriever
 from toolret import RetrievalConfig, ToolKnowledgeBase
 from toolret.errors import ConfigError, ToolNotFoundError
-from toolret.retrieval.agent_tools import attach, checked_options, persist_to, warm_up
+from toolret.retrieval.agent_tools import attach, persist_to, warm_up
+from toolret.retrieval.selection import checked_options
 
 __all__ = ["ToolObjectIndex"]
 

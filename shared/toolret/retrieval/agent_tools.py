@@ -29,8 +29,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -47,7 +46,7 @@ from toolret.retrieval.follow_up import add_context
 from toolret.retrieval.search import Search
 from toolret.sources.ingest import to_tool_doc
 
-__all__ = ["AgentTools", "Selection", "attach", "checked_options", "names_text", "persist_to", "warm_up"]
+__all__ = ["AgentTools", "attach", "names_text", "persist_to", "warm_up"]
 
 logger = logging.getLogger("toolret")
 _Tools = TypeVar("_Tools", bound="AgentTools")
@@ -389,22 +388,6 @@ class AgentTools:
         return f"{type(self).__name__}({len(self.live_tools)} live tools, {self.kb!r})"
 
 
-@dataclass(frozen=True)
-class Selection:
-    """How a selection is made over an agent's tools: the :class:`AgentTools`, ``k``, the token budget and
-    what is bound of a tool (``present``: its condensed copy, None: the tool). A retriever brings its own
-    settings this way into the graph nodes built over it (an adapter's ``Selection.of``)."""
-
-    index: AgentTools
-    k: K
-    token_budget: int | None = None
-    present: Callable[[Any], Any] | None = None
-
-    def fit(self, result: SearchResult) -> SearchResult:
-        """``result`` as it can be bound, within the budget (a tool that cannot be bound is left out)."""
-        return self.index.fit(result, self.token_budget, present=self.present)
-
-
 def warm_up(kb: ToolKnowledgeBase, search: Callable[[], Any] | None = None) -> float:
     """Load the embedding model (and the cross-encoder a preset uses) and run one search, so an
     agent's first request is not the slow one (a reopened knowledge base with nothing new to
@@ -464,26 +447,3 @@ def names_text(names: Sequence[str], limit: int = 10) -> str:
     """``names`` joined for a message, the first ``limit`` of them and how many more."""
     shown = ", ".join(names[:limit])
     return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
-
-
-def checked_options(
-    options: Mapping[str, Any], allowed: Collection[str], *, aliases: Mapping[str, str] | None = None, owner: str
-) -> dict[str, Any]:
-    """An adapter's keyword options: one it does not take is a :class:`ConfigError` naming it and the
-    ones it takes, never a silently ignored setting; a framework's name for an option (``aliases``:
-    LlamaIndex's ``similarity_top_k`` for ``k``) becomes toolret's, and both given differently is an error.
-
-    >>> checked_options({"similarity_top_k": 3}, {"k", "similarity_top_k"}, aliases={"similarity_top_k": "k"}, owner="demo")
-    {'k': 3}
-    """
-    unknown = sorted(set(options) - set(allowed))
-    if unknown:
-        raise ConfigError(f"unsupported option(s) {', '.join(unknown)}; {owner} take {', '.join(sorted(allowed))}")
-    out = dict(options)
-    for alias, name in (aliases or {}).items():
-        if alias in out:
-            value = out.pop(alias)
-            if name in out and out[name] != value:
-                raise ConfigError(f"pass either {alias} or {name}, not both")
-            out[name] = value
-    return out

@@ -126,35 +126,6 @@ async def test_search_for_runs_the_turns_search_or_a_custom_query_or_nothing(emb
     assert tools.search_for("", 1) is None and await tools.asearch_for(None, 1) is None
 
 
-def test_an_adapters_options_are_checked_and_a_frameworks_name_becomes_toolrets():
-    from toolret import ConfigError
-    from toolret.retrieval.agent_tools import checked_options
-
-    allowed, aliases = {"k", "similarity_top_k", "config"}, {"similarity_top_k": "k"}
-    assert checked_options({"similarity_top_k": 3, "config": "fast"}, allowed, aliases=aliases, owner="demo") == {
-        "k": 3,
-        "config": "fast",
-    }
-    assert checked_options({"k": 3, "similarity_top_k": 3}, allowed, aliases=aliases, owner="demo") == {"k": 3}
-    with pytest.raises(ConfigError, match="unsupported option\\(s\\) filters; demo take config, k, similarity_top_k"):
-        checked_options({"filters": []}, allowed, aliases=aliases, owner="demo")
-    with pytest.raises(ConfigError, match="either similarity_top_k or k, not both"):
-        checked_options({"k": 3, "similarity_top_k": 4}, allowed, aliases=aliases, owner="demo")
-
-
-def test_a_selection_fits_its_results_as_its_settings_say(embedder, caplog):
-    from toolret.retrieval.agent_tools import Selection
-
-    tools = AgentTools(embedder=embedder)
-    tools.ensure(TOOLS)
-    result = tools.search("weather in Paris and 20 euros in yen", 2)
-    presented: list[object] = []
-    selection = Selection(tools, 2, token_budget=10_000, present=lambda t: presented.append(t) or t)
-    assert selection.fit(result).ids == result.ids and len(presented) == 2
-    with caplog.at_level(logging.WARNING, logger="toolret"):
-        assert Selection(tools, 2, token_budget=5).fit(result).ids == []
-
-
 def test_a_view_shares_the_tools_under_another_config(embedder):
     tools = AgentTools(embedder=embedder)
     tools.ensure(TOOLS)
