@@ -219,6 +219,10 @@ def run_bench(args: argparse.Namespace) -> int:
                     results.extend(bench_fit(retriever, dataset, presets, levels, limit, seconds, args.auto_k))
             finally:
                 release(retriever)
+    if not getattr(args, "no_union", False):  # every dev registry in one knowledge base (toolret.eval.union)
+        from toolret.eval.union import bench_union
+
+        results.extend(bench_union(folders, presets, embedders[0], limit=limit, auto_k=args.auto_k))
 
     headers = [
         "dataset",
@@ -261,6 +265,10 @@ def run_bench(args: argparse.Namespace) -> int:
         )
     table = format_table(headers, rows)
     print(table)
+    from toolret.eval.union import guard_table
+
+    guard = guard_table(results)  # each preset's margin over cosine (same embedder) and the best single signal
+    print(guard)
     ablation_md = ""
     if ablations:
         ablation_table = format_table(["dataset", "fields", "level", "n", "R@5", "NDCG@10", "p50 ms"], ablations)
@@ -311,7 +319,7 @@ def run_bench(args: argparse.Namespace) -> int:
         "`x floor` = p50 latency / floor; `index s` with tool embeddings read from the bench cache. TRACC: "
         + ("of the k='auto' set for presets, of the top 10 for bm25 and cosine" if args.auto_k else "of the top 10")
         + ".\n\n"
-        f"```\n{table}\n```\n" + ablation_md + lodo_md
+        f"```\n{table}\n```\n" + (f"\n```\n{guard}\n```\n" if guard else "") + ablation_md + lodo_md
     )
     (out / "bench.md").write_text(markdown, encoding="utf-8")
     print(f"wrote {out / 'bench.json'} and {out / 'bench.md'}")

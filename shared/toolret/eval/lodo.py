@@ -175,7 +175,7 @@ def score_metrics(
     top_scores = np.take_along_axis(score, order, axis=1)
     finite = np.isfinite(top_scores)
     if name_level:
-        r5, nd, c10 = [], [], []
+        r1, r5, nd, c10 = [], [], [], []
         for qi in range(sig.n_queries):
             seen: list[int] = []
             hits: list[bool] = []
@@ -191,15 +191,22 @@ def score_metrics(
                     break
             h = np.array(hits + [False] * (10 - len(hits)))
             n = int(sig.n_rel_group[qi])
+            r1.append(h[:1].sum() / n)
             r5.append(h[:5].sum() / n)
             nd.append((h * _LOG2).sum() / _LOG2[: min(n, 10)].sum())
             c10.append(float(h.sum() >= n))
-        out = {"recall@5": float(np.mean(r5)), "ndcg@10": float(np.mean(nd)), "completeness@10": float(np.mean(c10))}
+        out = {
+            "recall@1": float(np.mean(r1)),
+            "recall@5": float(np.mean(r5)),
+            "ndcg@10": float(np.mean(nd)),
+            "completeness@10": float(np.mean(c10)),
+        }
     else:
         top_hits = np.take_along_axis(rel, order[:, :10], axis=1) & finite[:, :10]
         n_rel = sig.n_rel.astype(np.float64)
         idcg = np.cumsum(_LOG2)[np.minimum(sig.n_rel, 10) - 1]
         out = {
+            "recall@1": float((top_hits[:, :1].sum(axis=1) / n_rel).mean()),
             "recall@5": float((top_hits[:, :5].sum(axis=1) / n_rel).mean()),
             "ndcg@10": float(((top_hits * _LOG2).sum(axis=1) / idcg).mean()),
             "completeness@10": float((top_hits.sum(axis=1) >= sig.n_rel).mean()),
@@ -230,11 +237,14 @@ def _tracc_auto(
 def baseline_metrics(sig: DatasetSignals, method: str, *, name_level: bool = False) -> dict[str, float]:
     key = f"{method}@name" if name_level else method
     arr = sig.baselines[key]
-    return {
+    out = {
         "recall@5": float(arr[:, 0].mean()),
         "ndcg@10": float(arr[:, 1].mean()),
         "completeness@10": float(arr[:, 2].mean()),
     }
+    if arr.shape[1] > 3:
+        out["recall@1"] = float(arr[:, 3].mean())
+    return out
 
 
 # ----------------------------------------------------------------------------- choosing

@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +33,7 @@ logger = logging.getLogger("toolret")
 #: Candidates per field and signal kept in the cache: the deepest candidate depth LODO may try.
 POOL_DEPTH = 100
 #: Bumped whenever what is extracted changes, so stale caches are rebuilt.
-SIGNALS_VERSION = 6
+SIGNALS_VERSION = 7
 _RANK_NONE = 1 << 20
 
 
@@ -59,8 +59,11 @@ class DatasetSignals:
     qfeat: np.ndarray  # [Q, len(QUERY_FEATURES)] query evidence features
     cand: np.ndarray  # [Q, C] the candidate's tool index in the registry (-1 in padding)
     hub: np.ndarray  # [Q, C, F] the candidate's hubness in every field (toolret.index.adaptation), 0 where absent
-    baselines: dict[str, np.ndarray]  # "bm25"/"cosine" (+ "@name") -> [Q, 3] recall@5, ndcg@10, completeness@10
+    #: "bm25"/"cosine" (+ "@name") -> [Q, 4]: recall@5, ndcg@10, completeness@10, recall@1
+    baselines: dict[str, np.ndarray]
     has_names: bool = False
+    #: [Q, F, 4] per field, over every tool of the registry that has it: BM25 mean and sd, cosine mean and sd.
+    reg: np.ndarray = field(default_factory=lambda: np.zeros((0, len(INDEX_FIELDS), 4), dtype=np.float32))
 
     @property
     def n_queries(self) -> int:
@@ -100,7 +103,12 @@ def query_features(text: str, tokens: list[str], df: dict[str, int], n_docs: int
 def _metrics_of(ranked: list[str], relevant: list[str]) -> list[float]:
     from toolret.eval.metrics import completeness_at_k, ndcg_at_k, recall_at_k
 
-    return [recall_at_k(relevant, ranked, 5), ndcg_at_k(relevant, ranked, 10), completeness_at_k(relevant, ranked, 10)]
+    return [
+        recall_at_k(relevant, ranked, 5),
+        ndcg_at_k(relevant, ranked, 10),
+        completeness_at_k(relevant, ranked, 10),
+        recall_at_k(relevant, ranked, 1),
+    ]
 
 
 def _name_of(tool_id: str) -> str:
@@ -181,6 +189,18 @@ def extract_signals(
                 "qfeat": np.array(query_features(q.query, tokens, df, n_docs), dtype=np.float32),
                 "cand": cands,
                 "hub": hub_all[cands],
+                "reg": np.array(
+                    [
+                        [
+                            lex_all[i][snap.present[f]].mean() if snap.present[f].any() else 0.0,
+                            lex_all[i][snap.present[f]].std() if snap.present[f].any() else 0.0,
+                            dense_all[i][snap.present[f]].mean() if snap.present[f].any() else 0.0,
+                            dense_all[i][snap.present[f]].std() if snap.present[f].any() else 0.0,
+                        ]
+                        for i, f in enumerate(INDEX_FIELDS)
+                    ],
+                    dtype=np.float32,
+                ),
             }
         )
         ranked_bm25 = bm25.search(q.query, k=40).ids
@@ -222,6 +242,7 @@ def extract_signals(
         hub=pad("hub", (F,), np.float32),
         baselines={k: np.array(v, dtype=np.float32) for k, v in base.items()},
         has_names=has_names,
+        reg=np.stack([r["reg"] for r in rows]),
     )
     kb.close()
     logger.info(

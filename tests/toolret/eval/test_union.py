@@ -1,0 +1,96 @@
+"""The union condition of ``toolret bench`` and the cosine guard's margins."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from toolret.eval.union import UNION, bench_union, guard_rows, guard_table, union_dataset, union_id
+
+from .test_datasets import write_dataset
+
+WEATHER = [
+    {"id": "get_weather", "name": "get_weather", "description": "Current weather forecast for a city."},
+    {"id": "send_email", "name": "send_email", "description": "Send an email message to a recipient."},
+]
+FLIGHTS = [
+    {"id": "search_flights", "name": "search_flights", "description": "Search flights between two airports."},
+    {"id": "get_weather", "name": "get_weather", "description": "Weather at an airport, for pilots."},
+]
+
+
+@pytest.fixture
+def two_sets(tmp_path: Path) -> list[Path]:
+    return [
+        write_dataset(
+            tmp_path / "toole_single",
+            WEATHER,
+            [{"id": "q1", "query": "will it rain in Oslo", "relevant": ["get_weather"]}],
+        ),
+        write_dataset(
+            tmp_path / "toole_multi",
+            WEATHER,
+            [{"id": "q1", "query": "weather, then mail it", "relevant": ["get_weather", "send_email"]}],
+        ),
+        write_dataset(
+            tmp_path / "flights",
+            FLIGHTS,
+            [{"id": "q1", "query": "flights from Oslo to Rome", "relevant": ["search_flights"]}],
+        ),
+    ]
+
+
+def test_union_holds_each_registry_once_with_prefixed_ids(two_sets: list[Path]) -> None:
+    union, source = union_dataset(two_sets, limit=None)
+    ids = union.tool_ids
+    # ToolE's two sets share one registry: its tools appear once, under the registry's name.
+    assert ids == ["toole/get_weather", "toole/send_email", "flights/search_flights", "flights/get_weather"]
+    assert union_id("toole_multi", "x") == "toole/x"
+    assert [q.id for q in union.queries] == ["toole_single/q1", "toole_multi/q1", "flights/q1"]
+    assert union.queries[1].relevant == ["toole/get_weather", "toole/send_email"]
+    assert source["flights/q1"] == "flights"
+    assert union.name == UNION
+
+
+def test_union_takes_each_sets_own_sample(two_sets: list[Path]) -> None:
+    union, _ = union_dataset(two_sets, limit=0)
+    assert union.queries == [] and len(union.tools) == 4
+
+
+def _entry(dataset: str, preset: str, r1: float, r5: float) -> dict[str, object]:
+    return {
+        "dataset": dataset,
+        "preset": preset,
+        "level": "id",
+        "split": "all",
+        "metrics": {"recall@1": r1, "recall@5": r5},
+    }
+
+
+def test_guard_margins_are_against_cosine_and_the_better_single_signal() -> None:
+    results = [
+        _entry("a", "bm25", 0.1, 0.6),
+        _entry("a", "cosine", 0.3, 0.5),
+        _entry("a", "fast", 0.4, 0.55),
+        _entry("a", "balanced", 0.2, 0.7),
+        {**_entry("a", "fast", 0.0, 0.0), "level": "name"},  # name level: not a guard row
+    ]
+    rows = {r[1]: r for r in guard_rows(results)}
+    assert rows["fast"][4:] == pytest.approx([0.1, 0.05, -0.05])
+    assert rows["balanced"][4:] == pytest.approx([-0.1, 0.2, 0.1])
+    text = guard_table(results)
+    assert "worst margin: -0.100 (balanced on a)" in text
+
+
+@pytest.mark.slow
+def test_bench_union_reports_every_set_and_the_whole_union(two_sets: list[Path], tmp_path: Path) -> None:
+    from toolret.eval.bench import CachedIndexing
+
+    results = bench_union(two_sets, ["fast"], CachedIndexing(tmp_path / "emb.npz"), limit=None, auto_k=True)
+    datasets = {(e["dataset"], e["preset"]) for e in results}
+    for part in ("union/toole_single", "union/toole_multi", "union/flights", UNION):
+        assert {(part, "bm25"), (part, "cosine"), (part, "fast")} <= datasets
+    whole = next(e for e in results if e["dataset"] == UNION and e["preset"] == "fast")
+    assert whole["n_queries"] == 3 and "recall@1" in whole["metrics"]
+    assert guard_rows(results)
