@@ -56,11 +56,13 @@ def mine_hard_negatives(
 ) -> list[TrainingPair]:
     """``pairs`` with up to ``per_pair`` hard negatives each, from ``tools[pair.registry]``.
 
-    Each registry is indexed once with ``embedder`` (default: the packaged model) and each
+    Each registry is indexed once with ``embedder`` (default: the stock MiniLM that training starts
+    from, not the shipped default, whose training data would shape the negatives) and each
     distinct request searched once with ``preset``. ``cache`` (a JSON file) keeps the mined ids
     per registry and request, so leave-one-registry-out folds and a resumed run mine only once.
     """
     from toolret import ToolKnowledgeBase
+    from toolret.index.embedding import STOCK_EMBEDDER_NAME
 
     stored: dict[str, dict[str, list[str]]] = {}
     cache_path = Path(cache) if cache is not None else None
@@ -81,7 +83,7 @@ def mine_hard_negatives(
         todo = [q for q in queries if q not in known]
         if not todo:
             continue
-        kb = ToolKnowledgeBase(None, embedder=embedder)
+        kb = ToolKnowledgeBase(None, embedder=embedder if embedder is not None else STOCK_EMBEDDER_NAME)
         try:
             kb.add(list(tools[registry].values()))
             for query in todo:
