@@ -9,7 +9,7 @@ Example:
     0.5
     >>> strict = cfg.with_(candidates_per_field=100, field_weights={"description": 0.4})
     >>> strict.candidates_per_field, strict.field_weights.description, strict.field_weights.parameters
-    (100, 0.4, 0.25)
+    (100, 0.4, 0.1)
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ class FieldWeights(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     description: float = Field(default=0.5, ge=0)
-    parameters: float = Field(default=0.25, ge=0)
+    parameters: float = Field(default=0.1, ge=0)
     response: float = Field(default=0.1, ge=0)
     examples: float = Field(default=0.15, ge=0)
     # Derived fields (toolret.index.expansion): the profile (function, tags, when to use), the
@@ -161,7 +161,7 @@ class RetrievalConfig(BaseModel):
     field_weights: FieldWeights = Field(default_factory=FieldWeights)
     bias: float = 0.0
     lexical_weight: float = Field(
-        default=0.35,
+        default=0.27,
         ge=0,
         le=1,
         description="Share of the lexical (BM25) signal within each field; the rest is dense.",
@@ -185,11 +185,14 @@ class RetrievalConfig(BaseModel):
         "achievable score), so a pool where every lexical match is weak is not stretched to 1.",
     )
     lexical_sd_floor: float = Field(
-        default=0.02,
+        default=0.08,
         ge=0,
         le=1,
         description="zscore: a field's BM25 deviation over the pool is taken as at least this share of the "
-        "query's achievable BM25, so a handful of near-equal candidates are not stretched to +-1.",
+        "query's achievable BM25 (the score of a tool matching every query word), so a field where almost "
+        "every candidate scores 0 does not turn one matching word into ten standard deviations: a lexical "
+        "z-score is at most 1 / lexical_sd_floor times the share of the query a tool matches, on 30 tools "
+        "as on 30,000 (docs/method.md, section 4a).",
     )
     dense_sd_floor: float = Field(
         default=0.05,
@@ -210,7 +213,7 @@ class RetrievalConfig(BaseModel):
         "evidence_slope x evidence(q). 0 keeps lexical_weight for every query.",
     )
     hubness_weight: float = Field(
-        default=-0.4,
+        default=-0.2,
         ge=-1,
         le=1,
         description="The description's cosine becomes cosine - hubness_weight x the tool's neighbourhood density "
@@ -312,12 +315,12 @@ class RetrievalConfig(BaseModel):
         "auto_ratio usually cuts first).",
     )
     auto_ratio: float | None = Field(
-        default=0.3,
+        default=0.28,
         ge=0,
         le=1,
         description="k='auto' keeps the request's tools scoring at least (1 - auto_ratio) x its best score (z-scores "
-        "over the pool: standing out at least 70 % as far as the best); None: the margin alone. Chosen leaving "
-        "one dev set out (docs/method.md section 10).",
+        "over the pool: standing out at least 72 % as far as the best); None: the margin alone. Chosen by TRACC "
+        "on the dev sets (docs/method.md section 10).",
     )
     auto_max_k: int = Field(default=5, ge=1, description="Most tools k='auto' returns.")
     auto_floor: Literal["calibrated"] | None = Field(

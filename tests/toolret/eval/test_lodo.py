@@ -174,6 +174,15 @@ def test_choose_maximises_the_training_mean_without_losing_on_a_training_set() -
     assert choose(np.array([[0.1, 0.2], [0.3, 0.1]]), np.array([0.5, 0.5]), [0, 1]) == 0  # all lose: least worst
 
 
+def test_choose_under_the_guard_skips_a_setting_that_loses_to_cosine_on_a_training_set() -> None:
+    table = np.array([[0.9, 0.9, 0.9], [0.7, 0.7, 0.7]])
+    floor = np.zeros(3)
+    guard = np.array([[0.05, -0.01, 0.02], [0.01, 0.0, 0.01]])  # setting 0 loses to cosine on set 1
+    assert choose(table, floor, [0, 1], guard) == 1
+    assert choose(table, floor, [0, 2], guard) == 0
+    assert choose(table, floor, [0, 1, 2], np.array([[-0.02, 0.1, 0.1], [-0.01, 0.1, 0.1]])) == 1  # least worst
+
+
 def test_grid_and_default_setting_read_the_config() -> None:
     base = default_setting("fast")
     cfg = RetrievalConfig.preset("fast")

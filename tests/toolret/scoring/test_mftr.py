@@ -183,15 +183,18 @@ def test_pool_normalisation_ranks_a_strong_lexical_match_above_a_weak_dense_one(
     sig = _six(POOL_LEX, POOL_DENSE, bound=60.0)
     no_pen = {"penalty": PenaltyConfig(enabled=False), "evidence_slope": 0.0, "lexical_weight": 0.35}
 
-    def top(normalization):
-        cfg = RetrievalConfig.preset("fast").model_copy(update={**no_pen, "normalization": normalization})
+    def top(normalization, **extra):
+        cfg = RetrievalConfig.preset("fast").model_copy(update={**no_pen, "normalization": normalization, **extra})
         return score_candidates(sig, docs, cfg, args=[], query_words=set(), name_matches=set())[0].index
 
     # On the absolute scale a long query's achievable BM25 (60) makes 8 look small: the dense tool wins.
     assert top("bound") == 1
-    # Over the candidate pool, BM25 8 is an outlier and a 0.47 cosine only the top of an even spread.
-    assert top("zscore") == 0
+    # Over the candidate pool alone, BM25 8 is an outlier and a 0.47 cosine only the top of an even spread.
+    assert top("zscore", lexical_sd_floor=0.02) == 0
     assert top("minmax") == 0
+    # With the default unit floor (8 % of the query's achievable BM25), 8 of 60 is at most 1.7 sd:
+    # a match of 13 % of the query no longer outvotes the best dense match.
+    assert top("zscore") == 1
     assert RetrievalConfig.preset("fast").normalization == "zscore"
 
 
@@ -346,3 +349,59 @@ def test_vectorised_scores_equal_the_candidate_at_a_time_formula_exactly(learned
         )
         assert [(c.index, c.score, c.field_scores, c.penalty, c.features, c.cosine) for c in got] == expected
     assert any(row[3] > 0 for row in expected) and any(row[3] == 0 for row in expected)  # penalties vary
+
+
+@pytest.mark.parametrize("n", [30, 30_000])
+def test_a_lexical_z_score_is_bounded_by_the_share_of_the_query_a_tool_matches(n: int) -> None:
+    """Whatever the pool's size or sparsity, z <= (BM25 / achievable BM25) / lexical_sd_floor."""
+    from toolret.scoring.mftr import normalize_field
+
+    cfg = RetrievalConfig.preset("fast")
+    rng = np.random.default_rng(0)
+    bound = 12.0
+    for share_nonzero in (1.0, 0.1, 1.0 / n):  # a dense field, a sparse one, a single match in the pool
+        lex = np.where(rng.random(n) < share_nonzero, rng.uniform(0.5, bound, n), 0.0)
+        lex[0] = 3.0  # one word of four
+        dense = rng.uniform(0.1, 0.5, n)
+        z, _ = normalize_field(lex, dense, np.ones(n, dtype=bool), bound, cfg)
+        assert (z <= lex / bound / cfg.lexical_sd_floor + 1e-9).all()
+        assert z[0] <= 3.2  # one word of four is worth at most 3.1 sd, never the 10+ a near-empty field gave
+
+
+def test_one_matching_word_in_a_sparse_field_does_not_outvote_a_clear_description_match() -> None:
+    """'send Bob an email': the parameter field of reset_password(email) matches one word where no
+    other candidate matches anything; send_email's description matches the request clearly."""
+    n = 30
+    rng = np.random.default_rng(1)
+    docs = [ToolDoc(name=f"t{i}", description="x") for i in range(n)]
+    dense_desc = rng.uniform(0.15, 0.35, n)
+    dense_desc[0], dense_desc[1] = 0.62, 0.40  # 0: send_email, 1: reset_password
+    lex_desc = np.where(rng.random(n) < 0.2, rng.uniform(0.5, 2.0, n), 0.0)
+    lex_desc[0], lex_desc[1] = 4.0, 0.0
+    lex_params = np.zeros(n)
+    lex_params[1] = 2.0  # "email", the parameter's name
+    sig = _signals(
+        n,
+        lex_description=lex_desc,
+        dense_description=dense_desc,
+        lex_parameters=lex_params,
+        dense_parameters=rng.uniform(0.1, 0.3, n),
+        has_response=[False] * n,
+        has_examples=[False] * n,
+        bound_description=6.0,
+        bound_parameters=6.0,
+    )
+
+    def top(**extra):
+        cfg = RetrievalConfig.preset("fast").with_(evidence_slope=0.0, **extra)
+        return score_candidates(sig, docs, cfg, args=[], query_words=set(), name_matches=set())[0].index
+
+    assert top() == 0 and top(field_weights={"parameters": 0.5}) == 0
+    from toolret.scoring.mftr import normalize_field
+
+    def lone_match_z(floor: float) -> float:
+        cfg = RetrievalConfig.preset("fast").with_(lexical_sd_floor=floor)
+        return float(normalize_field(lex_params, np.zeros(n), np.ones(n, dtype=bool), 6.0, cfg)[0][1])
+
+    # One word of three in a field where nothing else matches: 5.4 sd with the old floor, 4.0 now.
+    assert lone_match_z(0.02) > 5.0 and lone_match_z(RetrievalConfig().lexical_sd_floor) < 4.1
