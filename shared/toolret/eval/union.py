@@ -125,7 +125,7 @@ def guard_rows(results: Sequence[dict[str, Any]], presets: Sequence[str] = ("fas
             else:
                 table.setdefault((e["dataset"], e.get("embedder") or ""), {})[e["preset"]] = e["metrics"]
     rows: list[list[Any]] = []
-    for (dataset, _), by in table.items():
+    for (dataset, embedder), by in table.items():
         cos, bm25 = by.get("cosine"), lexical.get(dataset)
         if cos is None:
             continue
@@ -137,6 +137,7 @@ def guard_rows(results: Sequence[dict[str, Any]], presets: Sequence[str] = ("fas
             rows.append(
                 [
                     dataset,
+                    embedder.removeprefix("packaged:") or "-",
                     preset,
                     m["recall@1"],
                     m["recall@5"],
@@ -155,8 +156,8 @@ def guard_table(results: Sequence[dict[str, Any]], presets: Sequence[str] = ("fa
     rows = guard_rows(results, presets)
     if not rows:
         return ""
-    headers = ["dataset", "preset", "R@1", "R@5", "R@1 - cos", "R@5 - cos", "R@5 - best single"]
-    worst = min(((min(r[4:]), r[0], r[1]) for r in rows), key=lambda t: t[0])
+    headers = ["dataset", "embedder", "preset", "R@1", "R@5", "R@1 - cos", "R@5 - cos", "R@5 - best single"]
+    worst = min(((min(r[5:]), r[0], f"{r[2]}, {r[1]}") for r in rows), key=lambda t: t[0])
     return (
         "Guard: each preset against plain cosine (same embedder) and the better single signal\n"
         + format_table(headers, rows)
