@@ -195,7 +195,8 @@ def test_search_on_a_missing_kb_exits_2(tmp_path: Path, capsys: pytest.CaptureFi
 @pytest.mark.slow
 def test_bench_writes_json_and_markdown(dataset: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "bench"
-    assert main(["bench", "--datasets-root", str(dataset.parent), "--limit", "0", "--out", str(out)]) == 0
+    argv = ["bench", "--datasets-root", str(dataset.parent), "--limit", "0", "--out", str(out), "--no-union"]
+    assert main(argv) == 0
     summary = json.loads((out / "bench.json").read_text())
     assert [(r["dataset"], r["preset"], r["level"]) for r in summary["results"]] == [
         ("tiny", "bm25", "id"),
@@ -207,6 +208,26 @@ def test_bench_writes_json_and_markdown(dataset: Path, tmp_path: Path, capsys: p
     assert "x floor" in (out / "bench.md").read_text()
     assert fast["latency_ms"]["p50"] > 0
     assert "query-embedding floor" in capsys.readouterr().out
+
+
+def test_bench_compares_a_second_embedder_side_by_side(dataset: Path, tmp_path: Path) -> None:
+    from toolret.index.embedding import DEFAULT_EMBEDDER_NAME, STOCK_EMBEDDER_NAME
+
+    out = tmp_path / "bench"
+    argv = ["bench", "--datasets-root", str(dataset.parent), "--limit", "0", "--out", str(out), "--no-union"]
+    assert main([*argv, "--compare-embedder", STOCK_EMBEDDER_NAME]) == 0
+    results = json.loads((out / "bench.json").read_text())["results"]
+    assert [(r["preset"], r["embedder"]) for r in results] == [
+        ("bm25", None),
+        ("cosine", DEFAULT_EMBEDDER_NAME),
+        ("fast", DEFAULT_EMBEDDER_NAME),
+        ("cosine", STOCK_EMBEDDER_NAME),
+        ("fast", STOCK_EMBEDDER_NAME),
+    ]
+    assert all(len(r["per_query"]["recall@5"]) == r["n_queries"] for r in results)  # the model rule pairs them
+    markdown = (out / "bench.md").read_text()
+    assert f"{STOCK_EMBEDDER_NAME} / {DEFAULT_EMBEDDER_NAME}, side by side" in markdown
+    assert "| tiny |" in markdown
 
 
 def test_bench_without_datasets_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -238,6 +259,7 @@ def test_bench_fit_compares_presets_and_balanced_fit_on_the_test_split(
         "--preset",
         "balanced",
         "--fit",
+        "--no-union",
     ]
     assert main(argv) == 0
     rows = [(r["split"], r["preset"], r["n_queries"]) for r in json.loads((out / "bench.json").read_text())["results"]]

@@ -287,10 +287,20 @@ def run_bench(args: argparse.Namespace) -> int:
             f"\n## Stage ablation (balanced, one stage off; verdict left one registry out)\n\n```\n{stages}\n```\n"
         )
 
+    side_md = ""
+    for compared in embedders[1:]:
+        from toolret.eval.embedder_table import embedder_table
+
+        side = embedder_table(results, default=embedders[0].name, other=compared.name, presets=presets)
+        print(side)
+        side_md += (
+            f"\n## {compared.name} / {embedders[0].name}, side by side (each cell: compared / default)\n\n{side}\n"
+        )
+
     lodo_md = ""
     lodo_summary: dict[str, Any] | None = None
     if args.lodo:
-        from toolret.eval.lodo import run_lodo
+        from toolret.eval.lodo_run import run_lodo
 
         lodo_summary = run_lodo(str(root), args.out, limit=limit)
         lodo_md = (
@@ -319,7 +329,7 @@ def run_bench(args: argparse.Namespace) -> int:
         "`x floor` = p50 latency / floor; `index s` with tool embeddings read from the bench cache. TRACC: "
         + ("of the k='auto' set for presets, of the top 10 for bm25 and cosine" if args.auto_k else "of the top 10")
         + ".\n\n"
-        f"```\n{table}\n```\n" + (f"\n```\n{guard}\n```\n" if guard else "") + ablation_md + lodo_md
+        f"```\n{table}\n```\n" + (f"\n```\n{guard}\n```\n" if guard else "") + side_md + ablation_md + lodo_md
     )
     (out / "bench.md").write_text(markdown, encoding="utf-8")
     print(f"wrote {out / 'bench.json'} and {out / 'bench.md'}")

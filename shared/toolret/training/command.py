@@ -213,7 +213,7 @@ def _train_lodo(args: argparse.Namespace) -> int:
         records += unseen_records(args.benchmarks, Path(args.out), args.model)
     print(format_lodo(args.benchmarks, Path(args.out), records, tag=_config(args).keep))
     if args.fusion:
-        from toolret.eval.lodo import run_lodo
+        from toolret.eval.lodo_run import run_lodo
         from toolret.training.benchmarks import EVAL_LIMIT, fold_model_for
 
         keep = _config(args).keep
