@@ -74,6 +74,7 @@ def test_default_embedder_is_the_shipped_model_inside_the_package() -> None:
     card = json.loads((emb.model_dir / "toolret-model.json").read_text())
     assert card["name"] == "toolret-embed-mini" and card["sha256"] == file_sha256(model)
     assert "conala_pyfunc" not in card["pairs_per_registry"]  # eval-only sets never train a shipped model
+    assert card["sha256"] in (emb.model_dir / "MODEL_CARD.md").read_text()  # the human card names this file
 
 
 def test_stock_model_stays_selectable_and_differs_from_the_default() -> None:
