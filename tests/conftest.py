@@ -53,17 +53,14 @@ def make_kb(embedder) -> Iterator[Callable[..., Any]]:
 
 
 def require_benchmarks() -> Path:
-    """``../shared/benchmarks``, or skip the calling test with the reason when it is not there.
+    """``../shared/benchmarks``, or fail the calling test naming where the folder belongs.
 
-    A checkout without the team folder still runs every other test, and ``make test`` prints each
-    skip's reason (``-rs``). CI sets ``TOOLRET_REQUIRE_BENCHMARKS=1`` (``.ci/run``): there a missing
-    folder fails instead, so no benchmark test can be skipped where the data is meant to be.
+    The dev sets are part of every checkout's setting (the team folder beside the repository, as
+    CI lays it out), so a missing folder is an error to fix, never a skip that would pass the
+    benchmark tests without running them.
     """
     if not BENCHMARKS.is_dir():
-        reason = f"needs the dev benchmarks at {BENCHMARKS} (../shared beside the repository)"
-        if os.environ.get("TOOLRET_REQUIRE_BENCHMARKS"):
-            pytest.fail(f"TOOLRET_REQUIRE_BENCHMARKS is set but the folder is missing: {reason}")
-        pytest.skip(reason)
+        pytest.fail(f"needs the dev benchmarks at {BENCHMARKS} (../shared beside the repository)")
     return BENCHMARKS
 
 
