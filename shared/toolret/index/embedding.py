@@ -28,8 +28,9 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from toolret.errors import ConfigError, MissingDependencyError, ToolRetError
+from toolret.errors import ConfigError, MissingDependencyError
 from toolret.index.onnx_embedding import ONNX_DYNAMIC_EMBEDDER_NAME, ONNX_EMBEDDER_NAME, OnnxEmbedder
+from toolret.index.unit_vectors import unit_rows
 
 __all__ = [
     "DEFAULT_EMBEDDER_NAME",
@@ -67,19 +68,6 @@ class Embedder(Protocol):
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Unit-length float32 vectors, one row per text."""
         ...
-
-
-def _normalise(vectors: Any, n_texts: int, name: str) -> np.ndarray:
-    array = np.asarray(vectors, dtype=np.float32)
-    if array.ndim != 2 or array.shape[0] != n_texts:
-        raise ToolRetError(
-            f"embedder {name!r} returned shape {array.shape} for {n_texts} texts; expected one vector per text"
-        )
-    if not np.all(np.isfinite(array)):
-        raise ToolRetError(f"embedder {name!r} returned NaN or infinite values")
-    norms = np.linalg.norm(array, axis=1, keepdims=True)
-    norms[norms == 0] = 1.0
-    return array / norms
 
 
 def default_model_path() -> str:
@@ -199,7 +187,7 @@ class SentenceTransformerEmbedder:
                     normalize_embeddings=True,
                     show_progress_bar=False,
                 )
-        return _normalise(vectors, len(texts), self.name)
+        return unit_rows(vectors, len(texts), self.name)
 
 
 class CallableEmbedder:
@@ -219,7 +207,7 @@ class CallableEmbedder:
         self.texts_embedded += len(texts)
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
-        return _normalise(self._fn(texts), len(texts), self.name)
+        return unit_rows(self._fn(texts), len(texts), self.name)
 
 
 def shipped_model_dir() -> str:

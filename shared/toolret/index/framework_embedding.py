@@ -38,25 +38,13 @@ from typing import Any
 
 import numpy as np
 
-from toolret.errors import ConfigError, ToolRetError
+from toolret.errors import ConfigError
+from toolret.index.unit_vectors import unit_rows
 
 __all__ = ["AsymmetricEmbedder", "embed_queries", "framework_embedder", "is_framework_embedder"]
 
 #: Attributes that name a framework model, in the order they are tried.
 _MODEL_ATTRS = ("model", "model_name", "model_id", "deployment", "model_path")
-
-
-def _normalise(vectors: Any, n_texts: int, name: str) -> np.ndarray:
-    array = np.asarray(vectors, dtype=np.float32)
-    if array.ndim != 2 or array.shape[0] != n_texts:
-        raise ToolRetError(
-            f"embedder {name!r} returned shape {array.shape} for {n_texts} texts; expected one vector per text"
-        )
-    if not np.all(np.isfinite(array)):
-        raise ToolRetError(f"embedder {name!r} returned NaN or infinite values")
-    norms = np.linalg.norm(array, axis=1, keepdims=True)
-    norms[norms == 0] = 1.0
-    return array / norms
 
 
 def _run(sync: Callable[[], Any], async_: Callable[[], Awaitable[Any]] | None) -> Any:
@@ -124,7 +112,7 @@ class AsymmetricEmbedder:
         self.texts_embedded += len(texts)
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
-        return _normalise(self._documents(texts), len(texts), self.name)
+        return unit_rows(self._documents(texts), len(texts), self.name)
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         """Query vectors (what a search compares with the stored ones)."""
@@ -133,7 +121,7 @@ class AsymmetricEmbedder:
         self.queries_embedded += len(texts)
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
-        return _normalise(self._queries(texts), len(texts), self.name)
+        return unit_rows(self._queries(texts), len(texts), self.name)
 
     def __repr__(self) -> str:
         return f"AsymmetricEmbedder({self.name!r})"
