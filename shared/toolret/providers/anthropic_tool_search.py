@@ -26,15 +26,16 @@ Example::
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Mapping
+from collections.abc import Collection
 from typing import Any
 
 from toolret.config import K, RetrievalConfig
 from toolret.documents.tool_doc import ToolDoc
 from toolret.errors import QueryError
-from toolret.providers.wire_names import WireNames, function_name
+from toolret.providers.client_search import ClientToolSearch, field_of
+from toolret.providers.wire_names import function_name
 from toolret.results import SearchResult
-from toolret.retrieval.scope import Where, as_scope, check_in_restriction, scope_mask
+from toolret.retrieval.scope import Where, scope_mask
 
 __all__ = ["DEFAULT_SEARCH_TOOL_NAME", "AnthropicToolSearch", "tool_reference_result"]
 
@@ -50,10 +51,6 @@ _SCHEMA: dict[str, Any] = {
 }
 
 
-def _get(item: Any, key: str, default: Any = None) -> Any:
-    return item.get(key, default) if isinstance(item, Mapping) else getattr(item, key, default)
-
-
 def tool_reference_result(tool_use_id: str, names: list[str], *, query: str = "") -> dict[str, Any]:
     """The ``tool_result`` block loading ``names`` (``tool_reference`` blocks); a text when nothing fits."""
     if not names:
@@ -63,7 +60,7 @@ def tool_reference_result(tool_use_id: str, names: list[str], *, query: str = ""
     return {"type": "tool_result", "tool_use_id": tool_use_id, "content": content}
 
 
-class AnthropicToolSearch:
+class AnthropicToolSearch(ClientToolSearch):
     """The client side of Anthropic's custom tool search over a knowledge base.
 
     Args:
@@ -84,13 +81,8 @@ class AnthropicToolSearch:
         allowed_ids: Collection[str] | None = None,
         where: Where | None = None,
     ) -> None:
-        self.kb = kb
-        self.k = k
-        self.config = config
+        super().__init__(kb, k=k, config=config, allowed_ids=allowed_ids, where=where)
         self.name = name
-        self.allowed_ids = allowed_ids
-        self.where = where
-        self._names: tuple[int, WireNames] | None = None
 
     def search_tool(self) -> dict[str, Any]:
         """The search tool itself (a ``ToolParam``, never deferred)."""
@@ -121,51 +113,37 @@ class AnthropicToolSearch:
         """``tools=`` for the request: the deferred tools in scope, then the search tool."""
         return [*self.deferred(where=where), self.search_tool()]
 
-    def _scope(self, where: Where | None) -> Where | None:
-        return as_scope(self.where).both(where) if self.where is not None else where
-
     def search(self, query: str, *, where: Where | None = None) -> SearchResult:
         """toolret's search for ``query`` under this helper's restriction and ``where``."""
-        return self.kb.search(query, self.k, config=self.config, allowed_ids=self.allowed_ids, where=self._scope(where))
+        return self._search(query, where)
 
     def result(self, tool_use: Any, *, where: Where | None = None) -> dict[str, Any]:
         """The ``tool_result`` answering a search call (a ``ToolUseBlock`` or its dict): ``tool_reference`` blocks."""
-        query = _get(_get(tool_use, "input") or {}, "query")
+        query = field_of(field_of(tool_use, "input") or {}, "query")
         if not isinstance(query, str):
-            raise QueryError(f"the {self.name} call carries no 'query' text ({_get(tool_use, 'input')!r})")
+            raise QueryError(f"the {self.name} call carries no 'query' text ({field_of(tool_use, 'input')!r})")
         found = self.search(query, where=where)
         names = [function_name(self.kb.get(t.id)) for t in found.tools]
-        return tool_reference_result(_get(tool_use, "id"), names, query=query)
+        return tool_reference_result(field_of(tool_use, "id"), names, query=query)
 
     def tool_id(self, tool_use: Any) -> str:
         """The knowledge base id of the (loaded) tool a ``tool_use`` block calls."""
-        snap = self.kb._writer.snapshot
-        if self._names is None or self._names[0] != id(snap):
-            self._names = (id(snap), WireNames(snap.docs))
-        return self._names[1].tool_id(_get(tool_use, "name"))
+        return self._wire_id(field_of(tool_use, "name"))
 
     def run(self, tool_use: Any, *, where: Where | None = None) -> dict[str, Any]:
         """Run the live tool a ``tool_use`` block calls; its ``tool_result`` block (output as text).
 
         A tool outside the helper's restriction (and ``where``) is a ScopeError, never run.
         """
-        tool_id = self.tool_id(tool_use)
-        check_in_restriction(self.kb._writer.snapshot, tool_id, self.allowed_ids, self._scope(where))
-        fn = self.kb.tool(tool_id)
-        if not callable(fn):
-            raise QueryError(
-                f"tool {_get(tool_use, 'name')!r} was indexed as data, not as code: run it yourself (tool_id)"
-            )
-        args = dict(_get(tool_use, "input") or {})
-        invoke = getattr(fn, "invoke", None)
-        value = invoke(args) if callable(invoke) else fn(**args)
+        args = dict(field_of(tool_use, "input") or {})
+        value = self._call(self.tool_id(tool_use), args, field_of(tool_use, "name"), where)
         text = value if isinstance(value, str) else json.dumps(value, default=str)
-        return {"type": "tool_result", "tool_use_id": _get(tool_use, "id"), "content": text}
+        return {"type": "tool_result", "tool_use_id": field_of(tool_use, "id"), "content": text}
 
     def answer(self, tool_use: Any, *, where: Where | None = None) -> dict[str, Any]:
         """The ``tool_result`` for any ``tool_use`` block: a search's references, or a tool's output."""
         return (
             self.result(tool_use, where=where)
-            if _get(tool_use, "name") == self.name
+            if field_of(tool_use, "name") == self.name
             else self.run(tool_use, where=where)
         )

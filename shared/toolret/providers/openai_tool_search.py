@@ -44,9 +44,10 @@ from typing import Any
 from toolret.config import K, RetrievalConfig
 from toolret.documents.tool_doc import ToolDoc
 from toolret.errors import QueryError
-from toolret.providers.wire_names import WireNames, function_name, namespace_of
+from toolret.providers.client_search import ClientToolSearch, field_of
+from toolret.providers.wire_names import function_name, namespace_of
 from toolret.results import SearchResult
-from toolret.retrieval.scope import Where, as_scope, check_in_restriction
+from toolret.retrieval.scope import Where
 
 __all__ = ["TOOL_SEARCH_PARAMETERS", "OpenAIToolSearch", "loaded_tools", "tool_search_output"]
 
@@ -68,13 +69,9 @@ _DESCRIPTION = (
 )
 
 
-def _get(item: Any, key: str, default: Any = None) -> Any:
-    return item.get(key, default) if isinstance(item, Mapping) else getattr(item, key, default)
-
-
 def _query(call: Any) -> str:
     """The search text of a ``tool_search_call`` (its ``arguments``: an object, or JSON text of one)."""
-    args = _get(call, "arguments")
+    args = field_of(call, "arguments")
     if isinstance(args, str):
         try:
             args = json.loads(args)
@@ -94,14 +91,14 @@ def loaded_tools(history: Iterable[Any]) -> set[tuple[str | None, str]]:
     """Every (namespace, function name) that earlier ``tool_search_output`` items of ``history`` loaded."""
     out: set[tuple[str | None, str]] = set()
     for item in history:
-        if _get(item, "type") != "tool_search_output":
+        if field_of(item, "type") != "tool_search_output":
             continue
-        for tool in _get(item, "tools") or ():
-            kind = _get(tool, "type")
+        for tool in field_of(item, "tools") or ():
+            kind = field_of(tool, "type")
             if kind == "namespace":
-                out.update((_get(tool, "name"), _get(inner, "name")) for inner in _get(tool, "tools") or ())
+                out.update((field_of(tool, "name"), field_of(inner, "name")) for inner in field_of(tool, "tools") or ())
             elif kind == "function":
-                out.add((None, _get(tool, "name")))
+                out.add((None, field_of(tool, "name")))
     return out
 
 
@@ -113,7 +110,7 @@ def _function(doc: ToolDoc) -> dict[str, Any]:
     return spec
 
 
-class OpenAIToolSearch:
+class OpenAIToolSearch(ClientToolSearch):
     """The client side of OpenAI's ``tool_search`` over a knowledge base.
 
     Args:
@@ -136,13 +133,8 @@ class OpenAIToolSearch:
         allowed_ids: Collection[str] | None = None,
         where: Where | None = None,
     ) -> None:
-        self.kb = kb
-        self.k = k
-        self.config = config
+        super().__init__(kb, k=k, config=config, allowed_ids=allowed_ids, where=where)
         self.namespaces = namespaces
-        self.allowed_ids = allowed_ids
-        self.where = where
-        self._names: tuple[int, WireNames] | None = None
 
     def tool(self, description: str = _DESCRIPTION) -> dict[str, Any]:
         """The ``tool_search`` tool to send in ``tools=`` (a ``ToolSearchToolParam``, client-executed)."""
@@ -155,12 +147,7 @@ class OpenAIToolSearch:
 
     def search(self, call: Any, *, where: Where | None = None) -> SearchResult:
         """toolret's search for a ``tool_search_call`` (its query), under this helper's restriction and ``where``."""
-        return self.kb.search(
-            _query(call), self.k, config=self.config, allowed_ids=self.allowed_ids, where=self._scope(where)
-        )
-
-    def _scope(self, where: Where | None) -> Where | None:
-        return as_scope(self.where).both(where) if self.where is not None else where
+        return self._search(_query(call), where)
 
     def output(self, call: Any, *, history: Iterable[Any] = (), where: Where | None = None) -> dict[str, Any]:
         """The ``tool_search_output`` item answering ``call`` (a ``ResponseToolSearchCall`` or its dict).
@@ -193,16 +180,13 @@ class OpenAIToolSearch:
             "status": "completed",
             "tools": tools,
         }
-        if (call_id := _get(call, "call_id")) is not None:
+        if (call_id := field_of(call, "call_id")) is not None:
             item["call_id"] = call_id
         return item
 
     def tool_id(self, call: Any) -> str:
         """The knowledge base id of the tool a ``function_call`` item names (with its ``namespace``)."""
-        snap = self.kb._writer.snapshot
-        if self._names is None or self._names[0] != id(snap):
-            self._names = (id(snap), WireNames(snap.docs))
-        return self._names[1].tool_id(_get(call, "name"), _get(call, "namespace") if self.namespaces else None)
+        return self._wire_id(field_of(call, "name"), field_of(call, "namespace") if self.namespaces else None)
 
     def run(self, call: Any, *, where: Where | None = None) -> dict[str, Any]:
         """Run the live tool a ``function_call`` names with its JSON arguments; the ``function_call_output`` item.
@@ -211,16 +195,10 @@ class OpenAIToolSearch:
         here, so call your own executor with :meth:`tool_id` instead. A tool outside the helper's
         restriction (and ``where``) is a ScopeError, never run: the model was never offered it.
         """
-        tool_id = self.tool_id(call)
-        check_in_restriction(self.kb._writer.snapshot, tool_id, self.allowed_ids, self._scope(where))
-        fn = self.kb.tool(tool_id)
-        if not callable(fn):
-            raise QueryError(f"tool {_get(call, 'name')!r} was indexed as data, not as code: run it yourself (tool_id)")
-        raw = _get(call, "arguments") or "{}"
+        raw = field_of(call, "arguments") or "{}"
         args = json.loads(raw) if isinstance(raw, str) else dict(raw)
-        invoke = getattr(fn, "invoke", None)
-        value = invoke(args) if callable(invoke) else fn(**args)
-        return {"type": "function_call_output", "call_id": _get(call, "call_id"), "output": str(value)}
+        value = self._call(self.tool_id(call), args, field_of(call, "name"), where)
+        return {"type": "function_call_output", "call_id": field_of(call, "call_id"), "output": str(value)}
 
 
 def tool_search_output(
