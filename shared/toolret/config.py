@@ -100,7 +100,7 @@ class RetrievalConfig(BaseModel):
     field_weights: FieldWeights = Field(default_factory=FieldWeights)
     bias: float = 0.0
     lexical_weight: float = Field(
-        default=0.27,
+        default=0.29,
         ge=0,
         le=1,
         description="Share of the lexical (BM25) signal within each field; the rest is dense.",
@@ -161,13 +161,22 @@ class RetrievalConfig(BaseModel):
         "toolret.index.adaptation) before normalisation. Negative (the default, chosen leaving one dev set "
         "out) favours tools in dense regions of the registry; positive demotes hubs (CSLS); 0 turns it off.",
     )
+    cosine_weight: float = Field(
+        default=2.5,
+        ge=0,
+        description="The embedder's own cosine on its absolute scale: cosine_weight x (the description's raw "
+        "cosine - its mean over the pool) is added to the fused z-scores, so the field evidence reorders tools "
+        "the embedder sees as close but cannot overturn a wide cosine gap, on 30 tools as on 30,000 "
+        "(docs/method.md, section 4a). 0 turns it off.",
+    )
     candidates_per_field: int = Field(default=50, ge=1, le=10_000)
     name_match_boost: float = Field(default=0.2, ge=0)
     exact_name_boost: float = Field(
         default=3.0,
         ge=0,
         description="Added when the whole query is a tool's name or id (an agent asking for a tool by name, "
-        "as LlamaIndex agents do): on the pool-relative scale, enough to put that tool first.",
+        "as LlamaIndex agents do): on the pool-relative scale, enough to put that tool first (2 x cosine_weight "
+        "is added with it, the widest gap the embedder's anchor can open).",
     )
     penalty: PenaltyConfig = Field(default_factory=PenaltyConfig)
     planner: Literal["none", "offline", "llm"] = Field(
@@ -254,12 +263,12 @@ class RetrievalConfig(BaseModel):
         "auto_ratio usually cuts first).",
     )
     auto_ratio: float | None = Field(
-        default=0.28,
+        default=0.26,
         ge=0,
         le=1,
-        description="k='auto' keeps the request's tools scoring at least (1 - auto_ratio) x its best score (z-scores "
-        "over the pool: standing out at least 72 % as far as the best); None: the margin alone. Chosen by TRACC "
-        "on the dev sets (docs/method.md section 10).",
+        description="k='auto' keeps the request's tools whose field evidence (the score without the embedder's "
+        "anchor: z-scores over the pool) is at least (1 - auto_ratio) x the best's (standing out at least 74 % as "
+        "far as the best); None: the margin alone. Chosen by TRACC on the dev sets (docs/method.md section 10).",
     )
     auto_max_k: int = Field(default=5, ge=1, description="Most tools k='auto' returns.")
     auto_floor: Literal["calibrated"] | None = Field(

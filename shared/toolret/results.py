@@ -28,6 +28,10 @@ class ScoredTool(BaseModel):
     #: (relative to this query's candidate pool), comparable across queries, so "does this
     #: request match any tool well at all?" can be asked of it.
     similarity: float = 0.0
+    #: The part of ``score`` that is the embedder's anchor (``cosine_weight`` x the description's cosine
+    #: minus the pool mean; docs/method.md section 4a). ``score - anchor`` is the field evidence in
+    #: z-units, what ``k="auto"`` cuts on; 0 where a learned scorer or an LLM reranker set the score.
+    anchor: float = 0.0
     #: Set when the dependency stage (:mod:`toolret.retrieval.dependencies`) brought this tool in: the
     #: id of the chosen tool whose identifier parameter it produces (``GET /search/movie`` for
     #: ``GET /movie/{movie_id}/credits``). ``k="auto"`` keeps such a tool with that tool.
@@ -35,12 +39,14 @@ class ScoredTool(BaseModel):
 
     def evidence(self) -> dict[str, Any]:
         """The score and why, as the metadata an adapter puts on the document or node it returns
-        (a LangChain ``Document``, a LlamaIndex node): score, per-field scores, penalty, sub-task."""
+        (a LangChain ``Document``, a LlamaIndex node): score, per-field scores, penalty, sub-task, and the
+        part of the score that is the embedder's own cosine (``anchor``)."""
         return {
             "score": self.score,
             "field_scores": dict(self.field_scores),
             "penalty": self.penalty,
             "subtask": self.subtask,
+            "anchor": self.anchor,
         }
 
 

@@ -46,6 +46,8 @@ def test_documents_carry_the_tool_id_and_the_evidence(tool_index):
     assert set(top.metadata["field_scores"]) >= {"description", "parameters"}
     assert top.metadata["score"] >= docs[1].metadata["score"] >= docs[2].metadata["score"]
     assert isinstance(top.metadata["penalty"], float) and top.metadata["subtask"] is None
+    # the embedder's anchor is part of the score and shown: the best tool's description is closer than the pool's
+    assert top.metadata["anchor"] > 0
     assert top.page_content.startswith("convert_currency: Convert an amount of money")
 
 

@@ -57,6 +57,8 @@ def embedder_table(
         head += [f"{preset} R@1", f"{preset} R@5", f"{preset} NDCG@10", f"{preset} TRACC", f"{preset} p50 ms"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for name in dict.fromkeys(e["dataset"] for e in results):
+        if not any(key[0] == name and key[2] == other for key in by):  # union rows: the default embedder only
+            continue
         bm25 = by.get((name, "bm25", ""))
         cosine = [by.get((name, "cosine", m)) for m in models]
         cos = (

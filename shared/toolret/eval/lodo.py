@@ -61,6 +61,7 @@ class Setting:
     min_field_pool: int = 0  # zscore: a field fewer candidates have uses the query's shared statistics
     hub_weight: float = 0.0  # cosine minus hub_weight x the tool's hubness (toolret.index.adaptation)
     hub_all_fields: bool = False  # measured only: every field's hubness, not just HUB_FIELDS (the engine's)
+    cosine_weight: float = 0.0  # + cosine_weight x (raw description cosine - pool mean) (mftr.cosine_anchor)
 
     def label(self) -> str:
         w = "/".join(f"{x:g}" for x in self.weights)
@@ -68,7 +69,7 @@ class Setting:
             f"{self.normalization} beta={self.beta:g} slope={self.evidence_slope:g} w={w} depth={self.depth} "
             f"name={self.name_boost:g} pen={self.penalty_scale:g} floor={self.lex_floor:g} "
             f"margin={self.auto_margin:g} sd_floor={self.lex_sd_floor:g}/{self.dense_sd_floor:g} "
-            f"hub={self.hub_weight:g}{'(all fields)' if self.hub_all_fields else ''}"
+            f"hub={self.hub_weight:g}{'(all fields)' if self.hub_all_fields else ''} cos={self.cosine_weight:g}"
         )
 
 
@@ -158,7 +159,19 @@ def fused_scores(sig: DatasetSignals, s: Setting, beta_q: np.ndarray | None = No
     den = (pres * w).sum(axis=2)
     score = num / np.where(den > 0, den, 1.0)
     score = score + s.name_boost * sig.named - s.penalty_scale * sig.penalty
+    if s.cosine_weight:
+        score = score + s.cosine_weight * _cosine_anchor(sig, pool)
     return np.where(pool, score, -np.inf), pool
+
+
+def _cosine_anchor(sig: DatasetSignals, pool: np.ndarray) -> np.ndarray:
+    """[Q, C] raw description cosine (the best field's where a tool has no description) minus its
+    mean over the query's pool: :func:`toolret.scoring.mftr.cosine_anchor` on cached signals."""
+    best = np.where(sig.present, sig.dense, -1.0).max(axis=2)
+    cos = np.where(sig.present[:, :, 0], sig.dense[:, :, 0], best).astype(np.float64)
+    cos = np.where(pool & (cos > -1.0), cos, 0.0)
+    n = np.maximum(pool.sum(axis=1, keepdims=True), 1)
+    return cos - cos.sum(axis=1, keepdims=True) / n
 
 
 def score_setting(
@@ -353,6 +366,7 @@ def default_setting(preset: str = "fast") -> Setting:
         dense_sd_floor=cfg.dense_sd_floor,
         min_field_pool=cfg.min_field_pool,
         hub_weight=cfg.hubness_weight,
+        cosine_weight=cfg.cosine_weight,
     )
 
 

@@ -42,6 +42,8 @@ def search_space(base: Setting) -> list[Setting]:
     out += grid(base, lex_sd_floor=(0.02, 0.05, 0.1, 0.2), dense_sd_floor=(0.05, 0.08), min_field_pool=(0, 5))
     # the registry's density prior (toolret.index.adaptation), on the description or every field
     out += grid(base, hub_weight=HUB_WEIGHTS, beta=(0.2, 0.25, 0.35), hub_all_fields=(False, True))
+    # the embedder's own cosine on its absolute scale (mftr.cosine_anchor), with the lexical share it trades against
+    out += grid(base, cosine_weight=COSINE_WEIGHTS, beta=(0.25, 0.27, 0.29, 0.31, 0.35))
     return list(dict.fromkeys(out))
 
 
@@ -57,6 +59,9 @@ def choose_margin(
 
 #: Hubness weights tried: negative favours tools in dense regions of the registry, positive demotes hubs (CSLS).
 HUB_WEIGHTS = (-0.6, -0.5, -0.4, -0.3, -0.2, -0.1, 0.0, 0.1, 0.2)
+
+#: Weights of the embedder's anchor tried (0 = the fused z-scores alone).
+COSINE_WEIGHTS = (0.0, 1.0, 1.5, 2.0, 2.5, 3.0, 4.0)
 
 #: k="auto" margins tried (on the scale of the fused score).
 AUTO_MARGINS = (0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5)

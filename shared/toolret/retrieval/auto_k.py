@@ -70,14 +70,32 @@ def select_auto(
     groups: dict[str | None, list[ScoredTool]] = {}
     for tool in tools:
         groups.setdefault(tool.subtask, []).append(tool)
-    best = max(t.score for t in tools)
+    best = max(_evidence(t) for t in tools)
     spread = None if None in groups else max(groups, key=lambda g: max(t.score for t in groups[g]))
     keep: set[str] = set()
     for group, members in groups.items():
-        ordered = sorted(members, key=lambda t: -t.score)
+        ordered = sorted(members, key=lambda t: -t.score)[:max_k]
         if group is None or group == spread:
-            n = auto_cut([t.score for t in ordered], margin=margin, max_k=max_k, ratio=ratio)
-            keep.update(t.id for t in ordered[:n])
-        elif subtask_margin is None or ordered[0].score >= best - subtask_margin:
+            keep.update(t.id for t in _cut_on_evidence(ordered, margin=margin, ratio=ratio))
+        elif subtask_margin is None or _evidence(ordered[0]) >= best - subtask_margin:
             keep.add(ordered[0].id)
     return [t for t in tools if t.id in keep][:max_k]
+
+
+def _evidence(tool: ScoredTool) -> float:
+    """The tool's field evidence in z-units: its score without the embedder's anchor
+    (:attr:`ScoredTool.anchor`, docs/method.md section 4a), the scale ``ratio`` and ``margin`` speak of."""
+    return tool.score - tool.anchor
+
+
+def _cut_on_evidence(ordered: Sequence[ScoredTool], *, margin: float, ratio: float | None) -> list[ScoredTool]:
+    """The first tool and, in rank order, every other whose evidence passes :func:`auto_cut`'s test
+    against the best evidence among them. Without anchors (evidence = score, descending) this is
+    exactly :func:`auto_cut`'s prefix; with them, the anchor orders the tools and the evidence
+    decides how many stand out, so adding the cosine term does not change what "stands out" means."""
+    evidence = [_evidence(t) for t in ordered]
+    top = max(evidence)
+    floor = top - margin
+    if ratio is not None:
+        floor = max(floor, top * (1.0 - ratio) if top > 0 else top)
+    return [t for i, t in enumerate(ordered) if i == 0 or evidence[i] >= floor]

@@ -39,6 +39,7 @@ def scored(
         penalty=cand.penalty,
         subtask=subtask,
         similarity=round(cand.cosine, 6),
+        anchor=round(cand.anchor, 6),
         serves=serves,
     )
 

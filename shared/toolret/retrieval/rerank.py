@@ -236,6 +236,7 @@ class CrossEncoderReranker(_Stage):
             t.model_copy(
                 update={
                     "score": round(self.weight * p + (1.0 - self.weight) * t.score, 6),
+                    "anchor": round((1.0 - self.weight) * t.anchor, 6),
                     "field_scores": {**t.field_scores, "cross_encoder": round(p, 6)},
                 }
             )
@@ -404,10 +405,13 @@ class LLMReranker(_Stage):
                 room -= 1
             kept.append(tool)
         values = sorted((t.score for t in head), reverse=True)
+        # the n-th place keeps the n-th best score and its anchor, so k="auto" sees the same evidence profile
+        anchors = [t.anchor for t in sorted(head, key=lambda t: -t.score)]
         reranked = [
             t.model_copy(
                 update={
                     "score": values[n],
+                    "anchor": anchors[n],
                     "field_scores": {**t.field_scores, **evidence.get(t.id, {}), "before_rerank": t.score},
                 }
             )

@@ -1,6 +1,7 @@
 """Multi-field tool retrieval (MFTR) scoring on a candidate set.
 
 S(q, t) = sum_f w_f * S_f(q, t) + b - P(q, t)                     (MFTR, eq. 1)
+          + kappa * (cos_desc(q, t) - mean_pool cos_desc)            (the embedder's anchor)
           (+ name_match_boost when the query names the tool, + history_weight * h(t),
            h from :mod:`toolret.retrieval.past_use`)
 S_f     = beta_q * lex_f + (1 - beta_q) * dense_f
@@ -36,6 +37,7 @@ __all__ = [
     "FEATURE_NAMES",
     "CandidateScore",
     "FieldSignals",
+    "cosine_anchor",
     "evidence_score",
     "normalize_field",
     "parameter_penalty",
@@ -171,6 +173,25 @@ def normalize_field(
     return out[0], out[1]
 
 
+def cosine_anchor(signals: FieldSignals, raw_dense: dict[str, np.ndarray]) -> np.ndarray:
+    """The embedder's own opinion of each candidate: its raw description cosine (its best field's
+    where it has no description), minus the mean over the pool.
+
+    Unlike the z-scores, a cosine means the same on 30 tools and on 30,000 (for one embedder), so
+    ``cosine_weight`` x this term lets the field evidence reorder tools whose cosines are close and
+    keeps it from overturning a wide gap: one matching word in a sparse field, or one shared word in
+    a small source, no longer outvotes a clear description match.
+    """
+    n = len(signals.candidates)
+    best = np.full(n, -1.0)
+    for name, present in signals.present.items():
+        best = np.where(present, np.maximum(best, raw_dense[name]), best)
+    if "description" in signals.present:
+        best = np.where(signals.present["description"], raw_dense["description"], best)
+    best = np.where(best > -1.0, best, 0.0).astype(np.float64)
+    return best - float(best.mean()) if n else best
+
+
 def score_candidates(
     signals: FieldSignals,
     docs: Sequence[ToolDoc],
@@ -232,6 +253,9 @@ def score_candidates(
     for name in per_field:
         raw_cos = np.maximum(raw_cos, np.where(signals.present[name], raw_dense[name], 0.0))
     base = combined / weight_sum + config.bias
+    anchor = config.cosine_weight * cosine_anchor(signals, raw_dense) if config.cosine_weight else None
+    if anchor is not None:
+        base = base + anchor
 
     cand = signals.candidates.tolist()
     fit = ArgumentFit(args, query_words)
@@ -245,7 +269,9 @@ def score_candidates(
     heuristic = base + np.where(named, config.name_match_boost, 0.0) + config.history_weight * h - penalty
     if exact_matches:
         exact = np.array([i in exact_matches for i in cand], dtype=bool).reshape(n)
-        heuristic = np.where(exact, heuristic + config.exact_name_boost, heuristic)
+        # plus the widest gap the anchor can open between two tools (cosines lie in [-1, 1]): asking for a
+        # tool by name puts it first whatever the embedder thinks of the name as a sentence
+        heuristic = np.where(exact, heuristic + config.exact_name_boost + 2.0 * config.cosine_weight, heuristic)
     pen_scale = config.penalty.scale if config.penalty.scale > 0 else 1.0
     columns = [*lex_cols, *dense_cols, *present_cols, penalty / pen_scale, named.astype(np.float64), h, heuristic]
     scores = heuristic
@@ -265,4 +291,5 @@ def score_candidates(
         penalty=penalty,
         features=columns,
         cosine=raw_cos,
+        anchor=anchor if learned is None else None,
     )

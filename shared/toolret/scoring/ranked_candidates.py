@@ -39,6 +39,8 @@ class CandidateScore:
     #: The candidate's best raw cosine over its fields: an absolute, query-comparable confidence
     #: (the fused score is relative to the candidate pool), read by the balanced split gate.
     cosine: float = 0.0
+    #: The part of ``score`` that is the embedder's anchor (:func:`toolret.scoring.mftr.cosine_anchor`).
+    anchor: float = 0.0
 
 
 class RankedCandidates(Sequence[CandidateScore]):
@@ -61,6 +63,7 @@ class RankedCandidates(Sequence[CandidateScore]):
         penalty: np.ndarray,
         features: Sequence[np.ndarray],
         cosine: np.ndarray,
+        anchor: np.ndarray | None = None,
     ) -> None:
         self._candidates = candidates
         self._order = order
@@ -70,6 +73,7 @@ class RankedCandidates(Sequence[CandidateScore]):
         self._penalty = penalty
         self._features = features
         self._cosine = cosine
+        self._anchor = anchor
         self._made: list[CandidateScore | None] = [None] * len(order)
         self._position: dict[int, int] | None = None
 
@@ -121,6 +125,7 @@ class RankedCandidates(Sequence[CandidateScore]):
             round(float(self._penalty[row]), 6),
             tuple(float(column[row]) for column in self._features),
             float(self._cosine[row]),
+            0.0 if self._anchor is None else float(self._anchor[row]),
         )
 
 

@@ -120,14 +120,18 @@ def _setting_of(cfg: RetrievalConfig) -> Setting:
         dense_sd_floor=cfg.dense_sd_floor,
         min_field_pool=cfg.min_field_pool,
         hub_weight=cfg.hubness_weight,
+        cosine_weight=cfg.cosine_weight,
     )
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    ("normalization", "hubness"), [("bound", 0.0), ("minmax", 0.0), ("zscore", 0.0), ("zscore", -0.3), ("zscore", 0.5)]
+    ("normalization", "hubness", "cosine"),
+    [("bound", 0.0, 0.0), ("minmax", 0.0, 0.0), ("zscore", 0.0, 0.0), ("zscore", -0.3, 2.5), ("zscore", 0.5, 1.0)],
 )
-def test_cached_signals_rescore_like_the_engine(tiny: Path, embedder, normalization: str, hubness: float) -> None:
+def test_cached_signals_rescore_like_the_engine(
+    tiny: Path, embedder, normalization: str, hubness: float, cosine: float
+) -> None:
     """The numpy re-scoring of a setting gives the engine's own ranking, query by query."""
     dataset = load_dataset(tiny)
     sig = extract_signals(dataset, embedder, limit=None)
@@ -138,6 +142,7 @@ def test_cached_signals_rescore_like_the_engine(tiny: Path, embedder, normalizat
             "evidence_slope": 1.0,
             "lexical_floor": 0.3,
             "hubness_weight": hubness,
+            "cosine_weight": cosine,
         }
     )
     kb = ToolKnowledgeBase(None, embedder=embedder, config=cfg)

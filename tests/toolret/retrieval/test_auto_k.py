@@ -27,6 +27,19 @@ def test_the_ratio_cut_adapts_to_how_far_the_best_stands_out():
     assert auto_cut([-0.2, -0.2, -0.5], margin=1.0, ratio=0.3, max_k=5) == 2  # a best at or below 0: its ties
 
 
+def test_the_cut_reads_the_field_evidence_not_the_embedders_anchor():
+    # c stands out only through the anchor (cosine_weight x its cosine above the pool's): by score it
+    # passes (3.1 >= 4.0 - 1.0), by evidence it does not (2.1 < 72 % of the best evidence, 3.3)
+    tools = [
+        ScoredTool(id="a", name="a", score=4.0, anchor=1.0),
+        ScoredTool(id="b", name="b", score=3.5, anchor=0.2),
+        ScoredTool(id="c", name="c", score=3.1, anchor=1.0),
+    ]
+    assert [t.id for t in select_auto(tools, margin=1.0, ratio=0.28, max_k=5)] == ["a", "b"]
+    no_anchor = [t.model_copy(update={"anchor": 0.0}) for t in tools]
+    assert [t.id for t in select_auto(no_anchor, margin=1.0, ratio=0.28, max_k=5)] == ["a", "b", "c"]
+
+
 def test_auto_k_picks_the_right_count_on_a_crafted_score_distribution():
     # Two tools stand out of the pool (z 3.1 and 2.6), then the pool itself (1.5 and below).
     scores = [3.1, 2.6, 1.5, 1.4, 1.3]

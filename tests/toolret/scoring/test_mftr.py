@@ -51,6 +51,9 @@ def test_score_is_weighted_sum_of_hybrid_field_scores():
     expected_a = (0.35 * 0.9 + 0.25 * 0.1) / 0.6
     # b: desc 0.5*0.5 + 0.5*0.4 = 0.45, params 0.3 -> (0.35*0.45 + 0.25*0.3) / 0.6
     expected_b = (0.35 * 0.45 + 0.25 * 0.3) / 0.6
+    # + the embedder's anchor: cosine_weight x (description cosine - its pool mean 0.6)
+    expected_a += cfg.cosine_weight * (0.8 - 0.6)
+    expected_b += cfg.cosine_weight * (0.4 - 0.6)
     by_index = {c.index: c for c in ranked}
     assert abs(by_index[0].score - expected_a) < 1e-6
     assert abs(by_index[1].score - expected_b) < 1e-6
@@ -181,7 +184,12 @@ POOL_DENSE = [
 def test_pool_normalisation_ranks_a_strong_lexical_match_above_a_weak_dense_one():
     docs = [ToolDoc(name=f"t{i}", description="x") for i in range(20)]
     sig = _six(POOL_LEX, POOL_DENSE, bound=60.0)
-    no_pen = {"penalty": PenaltyConfig(enabled=False), "evidence_slope": 0.0, "lexical_weight": 0.35}
+    no_pen = {
+        "penalty": PenaltyConfig(enabled=False),
+        "evidence_slope": 0.0,
+        "lexical_weight": 0.35,
+        "cosine_weight": 0.0,
+    }
 
     def top(normalization, **extra):
         cfg = RetrievalConfig.preset("fast").model_copy(update={**no_pen, "normalization": normalization, **extra})
@@ -200,7 +208,9 @@ def test_pool_normalisation_ranks_a_strong_lexical_match_above_a_weak_dense_one(
 
 def test_pool_normalisation_does_not_depend_on_the_scale_of_a_signal():
     docs = [ToolDoc(name=f"t{i}", description="x") for i in range(6)]
-    cfg = RetrievalConfig.preset("fast").model_copy(update={"penalty": PenaltyConfig(enabled=False)})
+    cfg = RetrievalConfig.preset("fast").model_copy(
+        update={"penalty": PenaltyConfig(enabled=False), "cosine_weight": 0}
+    )
     lex, dense = [3.0, 0.0, 1.5, 0.4, 0.6, 2.5], [0.30, 0.45, 0.33, 0.31, 0.29, 0.32]
     a = score_candidates(_six(lex, dense), docs, cfg, args=[], query_words=set(), name_matches=set())
     b = score_candidates(
@@ -267,6 +277,15 @@ def _reference_scores(sig, docs, cfg, args, query_words, named, exact, history, 
     for name in per_field:
         raw_cos = np.maximum(raw_cos, np.where(sig.present[name], sig.dense[name], 0.0))
     base = combined / weight_sum + cfg.bias
+    # the embedder's anchor: each candidate's description cosine (else its best field's), minus the pool mean
+    own = []
+    for row in range(n):
+        has = [f for f in sig.present if sig.present[f][row]]
+        if "description" in has:
+            own.append(float(sig.dense["description"][row]))
+        else:
+            own.append(max((float(sig.dense[f][row]) for f in has), default=0.0))
+    base = base + cfg.cosine_weight * (np.array(own) - sum(own) / n)
     learned = np.asarray(weights_fit.coef, dtype=np.float64) if weights_fit is not None else None
     out = []
     for row, index in enumerate(sig.candidates.tolist()):
@@ -275,7 +294,7 @@ def _reference_scores(sig, docs, cfg, args, query_words, named, exact, history, 
         heuristic = float(base[row]) + (cfg.name_match_boost if index in named else 0.0) + cfg.history_weight * h
         heuristic -= penalty
         if index in exact:
-            heuristic += cfg.exact_name_boost
+            heuristic += cfg.exact_name_boost + 2.0 * cfg.cosine_weight
         fields = {f: round(float(s[row]), 6) for f, s in per_field.items() if sig.present[f][row]}
         if h:
             fields["history"] = h
@@ -405,3 +424,30 @@ def test_one_matching_word_in_a_sparse_field_does_not_outvote_a_clear_descriptio
 
     # One word of three in a field where nothing else matches: 5.4 sd with the old floor, 4.0 now.
     assert lone_match_z(0.02) > 5.0 and lone_match_z(RetrievalConfig().lexical_sd_floor) < 4.1
+
+
+def test_one_rare_word_in_a_sparse_field_does_not_overturn_a_wide_cosine_gap():
+    """The embedder's anchor (cosine_weight): a tool whose description the embedder finds far closer
+    keeps first place against a tool that only shares one word with the request in its parameters."""
+    n = 20
+    docs = [ToolDoc(name=f"t{i}", description="x") for i in range(n)]
+    sig = _signals(
+        n,
+        lex_description=[0.0] * n,
+        dense_description=[0.80, 0.42] + [0.40 - 0.01 * i for i in range(n - 2)],
+        lex_parameters=[0.0, 3.0] + [0.0] * (n - 2),  # one matching word, where every other tool scores 0
+        dense_parameters=[0.2] * n,
+        bound_parameters=3.0,
+        has_response=[False] * n,
+        has_examples=[False] * n,
+    )
+    fast = RetrievalConfig.preset("fast").model_copy(update={"penalty": PenaltyConfig(enabled=False)})
+    heavy = {"lexical_weight": 0.45, "field_weights": FieldWeights(parameters=0.8)}  # parameters made to count
+    no_anchor = fast.model_copy(update={"cosine_weight": 0.0, **heavy})
+    anchored = no_anchor.model_copy(update={"cosine_weight": fast.cosine_weight})
+
+    def first(cfg: RetrievalConfig) -> int:
+        return score_candidates(sig, docs, cfg, args=[], query_words=set(), name_matches=set())[0].index
+
+    assert first(no_anchor) == 1  # the z-scores alone: the parameter word wins
+    assert first(anchored) == 0  # the wide cosine gap (0.80 vs 0.42) holds
