@@ -5,7 +5,9 @@ the wrong one. ``k="auto"`` keeps the tools that score close to the best one. Sc
 z-scores over the query's candidate pool, so the best tool's score says how far it stands out;
 a tool is kept when it stands out at least ``1 - ratio`` as far as the best (``ratio`` 0.3: 70 %)
 and lies within ``margin`` of it. The ratio adapts to the query: a clear winner (3 sd above the
-pool) keeps only rivals that are clear too, a flat pool keeps its near-ties.
+pool) keeps only rivals that are clear too, a flat pool keeps its near-ties. What is compared is
+each tool's evidence, ``score - anchor``: the embedder's anchor (docs/method.md section 4a) is in
+cosine units, not z-units, so it orders the tools but does not decide how many stand out.
 
 With sub-tasks (``balanced``'s plans), the tools chosen for the request as a whole form one group
 cut that way, and each sub-task adds its best tool -- one tool per part of the request, the count
