@@ -56,8 +56,9 @@ def embedder_table(
     for preset in presets:
         head += [f"{preset} R@1", f"{preset} R@5", f"{preset} NDCG@10", f"{preset} TRACC", f"{preset} p50 ms"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    compared = {name for name, _, model in by if model == other}  # not the union rows: the default embedder only
     for name in dict.fromkeys(e["dataset"] for e in results):
-        if not any(key[0] == name and key[2] == other for key in by):  # union rows: the default embedder only
+        if name not in compared:
             continue
         bm25 = by.get((name, "bm25", ""))
         cosine = [by.get((name, "cosine", m)) for m in models]

@@ -165,11 +165,11 @@ def fused_scores(sig: DatasetSignals, s: Setting, beta_q: np.ndarray | None = No
 
 
 def _cosine_anchor(sig: DatasetSignals, pool: np.ndarray) -> np.ndarray:
-    """[Q, C] raw description cosine (the best field's where a tool has no description) minus its
-    mean over the query's pool: :func:`toolret.scoring.mftr.cosine_anchor` on cached signals."""
-    best = np.where(sig.present, sig.dense, -1.0).max(axis=2)
+    """[Q, C] raw description cosine (the best field's, floored at 0, where a tool has no description)
+    minus its mean over the query's pool: :func:`toolret.scoring.mftr.cosine_anchor` on cached signals."""
+    best = np.maximum(np.where(sig.present, sig.dense, 0.0).max(axis=2), 0.0)
     cos = np.where(sig.present[:, :, 0], sig.dense[:, :, 0], best).astype(np.float64)
-    cos = np.where(pool & (cos > -1.0), cos, 0.0)
+    cos = np.where(pool, cos, 0.0)
     n = np.maximum(pool.sum(axis=1, keepdims=True), 1)
     return cos - cos.sum(axis=1, keepdims=True) / n
 

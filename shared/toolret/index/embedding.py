@@ -30,7 +30,7 @@ import numpy as np
 
 from toolret.errors import ConfigError, MissingDependencyError
 from toolret.index.onnx_embedding import ONNX_DYNAMIC_EMBEDDER_NAME, ONNX_EMBEDDER_NAME, OnnxEmbedder
-from toolret.index.unit_vectors import unit_rows
+from toolret.index.unit_vectors import embed_rows, unit_rows
 
 __all__ = [
     "DEFAULT_EMBEDDER_NAME",
@@ -205,9 +205,7 @@ class CallableEmbedder:
         texts = list(texts)
         self.calls += 1
         self.texts_embedded += len(texts)
-        if not texts:
-            return np.zeros((0, 0), dtype=np.float32)
-        return unit_rows(self._fn(texts), len(texts), self.name)
+        return embed_rows(self._fn, texts, self.name)
 
 
 def shipped_model_dir() -> str:

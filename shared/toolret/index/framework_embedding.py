@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from toolret.errors import ConfigError
-from toolret.index.unit_vectors import unit_rows
+from toolret.index.unit_vectors import embed_rows
 
 __all__ = ["AsymmetricEmbedder", "embed_queries", "framework_embedder", "is_framework_embedder"]
 
@@ -110,18 +110,14 @@ class AsymmetricEmbedder:
         texts = list(texts)
         self.calls += 1
         self.texts_embedded += len(texts)
-        if not texts:
-            return np.zeros((0, 0), dtype=np.float32)
-        return unit_rows(self._documents(texts), len(texts), self.name)
+        return embed_rows(self._documents, texts, self.name)
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         """Query vectors (what a search compares with the stored ones)."""
         texts = list(texts)
         self.calls += 1
         self.queries_embedded += len(texts)
-        if not texts:
-            return np.zeros((0, 0), dtype=np.float32)
-        return unit_rows(self._queries(texts), len(texts), self.name)
+        return embed_rows(self._queries, texts, self.name)
 
     def __repr__(self) -> str:
         return f"AsymmetricEmbedder({self.name!r})"

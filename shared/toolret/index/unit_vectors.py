@@ -11,13 +11,14 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from toolret.errors import ToolRetError
 
-__all__ = ["unit_rows"]
+__all__ = ["embed_rows", "unit_rows"]
 
 
 def unit_rows(vectors: Any, n_texts: int, name: str) -> np.ndarray:
@@ -32,3 +33,10 @@ def unit_rows(vectors: Any, n_texts: int, name: str) -> np.ndarray:
     norms = np.linalg.norm(array, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
     return array / norms
+
+
+def embed_rows(fn: Callable[[list[str]], Any], texts: list[str], name: str) -> np.ndarray:
+    """``fn(texts)`` through :func:`unit_rows`; no texts give an empty (0, 0) matrix without calling ``fn``."""
+    if not texts:
+        return np.zeros((0, 0), dtype=np.float32)
+    return unit_rows(fn(texts), len(texts), name)

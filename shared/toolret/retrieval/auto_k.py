@@ -37,12 +37,18 @@ def auto_cut(scores: Sequence[float], *, margin: float, max_k: int, min_k: int =
     """
     if not scores:
         return 0
-    top = scores[0]
+    floor = _floor(scores[0], margin=margin, ratio=ratio)
+    n = sum(1 for s in scores[:max_k] if s >= floor)
+    return max(min(min_k, len(scores)), min(n, max_k))
+
+
+def _floor(top: float, *, margin: float, ratio: float | None) -> float:
+    """The least score kept: within ``margin`` of ``top`` and, with ``ratio``, at least ``(1 - ratio)``
+    times it (a ``top`` at or below 0 keeps only its ties)."""
     floor = top - margin
     if ratio is not None:
         floor = max(floor, top * (1.0 - ratio) if top > 0 else top)
-    n = sum(1 for s in scores[:max_k] if s >= floor)
-    return max(min(min_k, len(scores)), min(n, max_k))
+    return floor
 
 
 def select_auto(
@@ -96,8 +102,5 @@ def _cut_on_evidence(ordered: Sequence[ScoredTool], *, margin: float, ratio: flo
     exactly :func:`auto_cut`'s prefix; with them, the anchor orders the tools and the evidence
     decides how many stand out, so adding the cosine term does not change what "stands out" means."""
     evidence = [_evidence(t) for t in ordered]
-    top = max(evidence)
-    floor = top - margin
-    if ratio is not None:
-        floor = max(floor, top * (1.0 - ratio) if top > 0 else top)
+    floor = _floor(max(evidence), margin=margin, ratio=ratio)
     return [t for i, t in enumerate(ordered) if i == 0 or evidence[i] >= floor]

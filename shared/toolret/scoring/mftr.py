@@ -173,23 +173,20 @@ def normalize_field(
     return out[0], out[1]
 
 
-def cosine_anchor(signals: FieldSignals, raw_dense: dict[str, np.ndarray]) -> np.ndarray:
-    """The embedder's own opinion of each candidate: its raw description cosine (its best field's
-    where it has no description), minus the mean over the pool.
+def cosine_anchor(signals: FieldSignals, raw_dense: dict[str, np.ndarray], best: np.ndarray) -> np.ndarray:
+    """The embedder's own opinion of each candidate: its raw description cosine (``best``, its best
+    field's cosine floored at 0, where it has no description), minus the mean over the pool.
 
     Unlike the z-scores, a cosine means the same on 30 tools and on 30,000 (for one embedder), so
     ``cosine_weight`` x this term lets the field evidence reorder tools whose cosines are close and
     keeps it from overturning a wide gap: one matching word in a sparse field, or one shared word in
     a small source, no longer outvotes a clear description match.
     """
-    n = len(signals.candidates)
-    best = np.full(n, -1.0)
-    for name, present in signals.present.items():
-        best = np.where(present, np.maximum(best, raw_dense[name]), best)
+    own = best
     if "description" in signals.present:
-        best = np.where(signals.present["description"], raw_dense["description"], best)
-    best = np.where(best > -1.0, best, 0.0).astype(np.float64)
-    return best - float(best.mean()) if n else best
+        own = np.where(signals.present["description"], raw_dense["description"], best)
+    own = own.astype(np.float64)
+    return own - float(own.mean()) if len(own) else own
 
 
 def score_candidates(
@@ -253,7 +250,7 @@ def score_candidates(
     for name in per_field:
         raw_cos = np.maximum(raw_cos, np.where(signals.present[name], raw_dense[name], 0.0))
     base = combined / weight_sum + config.bias
-    anchor = config.cosine_weight * cosine_anchor(signals, raw_dense) if config.cosine_weight else None
+    anchor = config.cosine_weight * cosine_anchor(signals, raw_dense, raw_cos) if config.cosine_weight else None
     if anchor is not None:
         base = base + anchor
 

@@ -284,7 +284,7 @@ def _reference_scores(sig, docs, cfg, args, query_words, named, exact, history, 
         if "description" in has:
             own.append(float(sig.dense["description"][row]))
         else:
-            own.append(max((float(sig.dense[f][row]) for f in has), default=0.0))
+            own.append(max([0.0, *(float(sig.dense[f][row]) for f in has)]))
     base = base + cfg.cosine_weight * (np.array(own) - sum(own) / n)
     learned = np.asarray(weights_fit.coef, dtype=np.float64) if weights_fit is not None else None
     out = []
