@@ -3,7 +3,7 @@
 Each verb is a thin layer over the library (nothing here that a Python user could not
 do with :class:`~toolret.ToolKnowledgeBase`, :mod:`toolret.eval` and the modules named)::
 
-    toolret index tools.jsonl --kb tools.kb [--preset fast] [--on-conflict error|replace|keep|rename]
+    toolret index tools.jsonl --kb tools.kb [--preset fast] [--on-conflict error|replace|keep|rename] [--strict]
     toolret search --kb tools.kb "what's the weather in Paris?" [-k 5|auto] [--json]
     toolret eval --dataset ../shared/benchmarks/bfcl --method bm25 --method mftr --name-level \\
                  [--k 1,5,10] [--limit 500] [--json report.json] [--plot recall.png]
@@ -15,7 +15,9 @@ do with :class:`~toolret.ToolKnowledgeBase`, :mod:`toolret.eval` and the modules
 ``index`` recognises the tool file by its content: JSON lines, an OpenAI tool list, an MCP
 ``tools/list`` result or an OpenAPI 3 spec (JSON or YAML; :mod:`toolret.sources.tool_files`), and
 prints how many tools it added, updated and left unchanged; a tool whose id another file holds
-stops it with an error naming both files unless ``--on-conflict`` says what to do.
+stops it with an error naming both files unless ``--on-conflict`` says what to do. A tool whose
+description or response is over 100,000 characters is indexed with its first 10,000, with a
+warning naming it (``--strict``: an error instead). ``-v`` goes before or after the verb.
 ``search --json`` prints the :class:`~toolret.SearchResult` as JSON instead of a table.
 
 ``eval --json OUT`` writes the report of the primary method — the last ``--method`` given
@@ -35,6 +37,7 @@ starts fast.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import sys
@@ -57,7 +60,7 @@ from toolret.eval.methods import (
     method_label,
     release,
 )
-from toolret.eval.tables import eval_json, format_table, report_headers, report_row, write_json
+from toolret.eval.tables import eval_json, fit_width, format_table, report_headers, report_row, write_json
 from toolret.sources.tool_files import ON_CONFLICT
 from toolret.training.command import add_train_parser
 
@@ -71,7 +74,8 @@ FIELD_ABBREVIATIONS = {"description": "desc", "parameters": "params", "response"
 
 # ---------------------------------------------------------------------------- formatting
 def _truncate(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
+    """``text`` in at most ``width`` terminal columns (a CJK character takes two)."""
+    return fit_width(text, width)
 
 
 def _parse_ks(text: str) -> list[int]:
@@ -92,11 +96,13 @@ def _tools(n: int) -> str:
 
 def _cmd_index(args: argparse.Namespace) -> int:
     from toolret import ToolKnowledgeBase
+    from toolret.documents.tool_doc import strict_text_limits
     from toolret.sources.tool_files import index_tool_file
 
     start = time.perf_counter()
     kb = ToolKnowledgeBase(args.kb, config=args.preset, embedder=args.embedder)
-    report = index_tool_file(kb, args.tools, on_conflict=args.on_conflict)
+    with strict_text_limits() if args.strict else contextlib.nullcontext():
+        report = index_tool_file(kb, args.tools, on_conflict=args.on_conflict)
     kb.save()
     seconds = time.perf_counter() - start
     indexed = len(report.added) + len(report.updated) + len(report.unchanged)
@@ -326,6 +332,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="a tool whose id another file (or kb.add) already holds: stop with an error (default), "
         "replace it, keep it, or rename the file's tool to '<file stem>/<id>'",
     )
+    index.add_argument(
+        "--strict",
+        action="store_true",
+        help="stop with an error when a tool's description or response is over 100,000 characters "
+        "(default: index its first 10,000 characters, with a warning naming the tool)",
+    )
     index.set_defaults(run=_cmd_index)
 
     search = verbs.add_parser("search", help="search a knowledge base and explain the scores")
@@ -447,7 +459,20 @@ def build_parser() -> argparse.ArgumentParser:
     scale.add_argument("--preset", action="append", help="preset to measure (repeatable; default fast and balanced)")
     scale.add_argument("--out", default=".bench/scale", help="output folder (also holds the embedding cache)")
     scale.set_defaults(run=_cmd_bench_scale)
+    _global_flags_after_verbs(verbs)
     return parser
+
+
+def _global_flags_after_verbs(verbs: Any) -> None:
+    """Accept the global ``-v/--verbose`` after the verb too (``toolret index FILE --kb DIR -v``), as
+    users type it. ``SUPPRESS`` keeps a verb's parser from resetting a flag given before the verb."""
+    for sub in verbs.choices.values():
+        try:
+            sub.add_argument(
+                "-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help="log progress details to stderr"
+            )
+        except argparse.ArgumentError:  # the verb has its own -v
+            continue
 
 
 def _configure_logging(verbose: bool) -> None:

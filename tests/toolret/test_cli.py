@@ -433,3 +433,73 @@ def test_index_says_which_tools_left_with_the_file(tmp_path: Path, capsys: pytes
     assert main(["index", str(path), "--kb", kb]) == 0
     gone = OPENAI_TOOLS[0]["function"]["name"]
     assert f"removed 1 tool no longer in {path}: {gone}" in capsys.readouterr().out
+
+
+def test_the_verbose_flag_is_accepted_after_the_verb_too() -> None:
+    from toolret.cli import build_parser
+
+    parser = build_parser()
+    assert parser.parse_args(["index", "t.json", "--kb", "x", "-v"]).verbose is True
+    assert parser.parse_args(["search", "--verbose", "--kb", "x", "q"]).verbose is True
+    assert parser.parse_args(["-v", "index", "t.json", "--kb", "x"]).verbose is True  # before it, as before
+    assert parser.parse_args(["index", "t.json", "--kb", "x"]).verbose is False
+
+
+CJK_TOOLS = [
+    {"type": "function", "function": {"name": "天気予報を取得", "description": "Weather forecast for a city."}},
+    {"type": "function", "function": {"name": "get_weather_now", "description": "Current weather in a city."}},
+    {"type": "function", "function": {"name": "為替レート", "description": "Exchange rate between currencies."}},
+]
+
+
+@pytest.mark.slow
+def test_search_table_lines_up_cjk_tool_names_by_display_width(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import unicodedata
+
+    def display_width(text: str) -> int:  # terminal columns: CJK characters take two
+        return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+    tools, kb = tmp_path / "tools.json", str(tmp_path / "tools.kb")
+    tools.write_text(json.dumps(CJK_TOOLS, ensure_ascii=False), encoding="utf-8")
+    assert main(["index", str(tools), "--kb", kb, "-v"]) == 0  # -v after the verb
+    capsys.readouterr()
+    assert main(["search", "--kb", kb, "weather forecast", "-k", "3"]) == 0
+    table = capsys.readouterr().out.splitlines()[1:6]
+    rows = table[2:]
+    assert {r.split()[1] for r in rows} == {t["function"]["name"] for t in CJK_TOOLS}
+    # the score column ends in the same terminal column on every line, whatever script the name is in
+    ends = {display_width(line[: line.index(line.split()[2]) + len(line.split()[2])]) for line in [table[0], *rows]}
+    assert len(ends) == 1, table
+
+
+def _openapi_with_a_huge_operation(size: int) -> dict:
+    op = {"responses": {"200": {"description": "ok"}}}
+    return {
+        "openapi": "3.0.0",
+        "info": {"title": "Docs", "version": "1"},
+        "paths": {
+            "/manual": {"get": {**op, "operationId": "getManual", "description": "The manual. " * (size // 12)}},
+            "/pets": {"get": {**op, "operationId": "listPets", "summary": "List the pets in the store."}},
+        },
+    }
+
+
+@pytest.mark.slow
+def test_index_cuts_a_216kb_description_with_a_warning_and_indexes_the_rest(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    from toolret import ToolKnowledgeBase
+
+    spec, kb = tmp_path / "api.json", tmp_path / "tools.kb"
+    spec.write_text(json.dumps(_openapi_with_a_huge_operation(216_000)), encoding="utf-8")
+    with caplog.at_level("WARNING", logger="toolret"):
+        assert main(["index", str(spec), "--kb", str(kb)]) == 0
+    assert "indexed 2 tools (OpenAPI 3 spec)" in capsys.readouterr().out
+    assert "tool 'getManual' cannot be indexed as it is" in caplog.text and "cut to the first 10000" in caplog.text
+    opened = ToolKnowledgeBase.load(kb)
+    assert len(opened.get("getManual").description) <= 10_000 and "listPets" in opened
+    strict = tmp_path / "strict.kb"
+    assert main(["index", str(spec), "--kb", str(strict), "--strict"]) == 2  # --strict: stop, naming the tool
+    assert "'getManual'" in capsys.readouterr().err and not ToolKnowledgeBase(strict).ids

@@ -86,3 +86,13 @@ def test_query_length_limit_is_configurable_and_named_in_the_trace(embedder) -> 
     assert kb.search("q " * 4_000, k=1).trace[0].stage != "query_text"  # within the limit: as it is
     small = kb.search("tool one " * 20, k=1, config=RetrievalConfig(max_query_chars=100))
     assert small.trace[0].stage == "query_text" and "RetrievalConfig.max_query_chars=100" in small.trace[0].note
+
+
+def test_an_openai_dict_with_a_216kb_description_is_cut_and_the_rest_indexed(embedder, caplog) -> None:
+    huge = {"type": "function", "function": {"name": "get_manual", "description": "The manual. " * 18_000}}
+    small = {"type": "function", "function": {"name": "get_weather", "description": "Weather for a city."}}
+    kb = ToolKnowledgeBase(embedder=embedder)
+    with caplog.at_level("WARNING", logger="toolret"):
+        assert kb.add([huge, small]) == ["get_manual", "get_weather"]
+    assert len(kb.get("get_manual").description) <= 10_000
+    assert "tool 'get_manual' cannot be indexed as it is" in caplog.text and "cut to the first" in caplog.text

@@ -20,7 +20,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, Literal
 
 from pydantic import (
@@ -28,6 +32,7 @@ from pydantic import (
     ConfigDict,
     Field,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -36,7 +41,20 @@ from toolret.documents.schema_text import readable_response
 from toolret.documents.text import humanize_name
 from toolret.errors import InvalidToolError
 
-__all__ = ["EXPANSION_FIELDS", "FIELDS", "INDEX_FIELDS", "FieldName", "ToolDoc", "ToolExpansion", "ToolParam"]
+__all__ = [
+    "EXPANSION_FIELDS",
+    "FIELDS",
+    "INDEX_FIELDS",
+    "MAX_FIELD_CHARS",
+    "MAX_INDEXED_TEXT",
+    "FieldName",
+    "ToolDoc",
+    "ToolExpansion",
+    "ToolParam",
+    "strict_text_limits",
+]
+
+logger = logging.getLogger("toolret")
 
 FieldName = Literal["description", "parameters", "response", "examples", "profile", "questions", "topics"]
 #: The MFTR fields of a tool's own documentation, in the order MFTR lists them.
@@ -48,6 +66,39 @@ INDEX_FIELDS: tuple[FieldName, ...] = FIELDS + EXPANSION_FIELDS
 
 #: Largest text a single field may hold; longer input is a mistake, not documentation.
 MAX_FIELD_CHARS = 100_000
+#: Characters of a longer description or response that are indexed (the head is what retrieval reads).
+MAX_INDEXED_TEXT = 10_000
+
+_STRICT_TEXT: ContextVar[bool] = ContextVar("toolret_strict_text", default=False)
+
+
+@contextmanager
+def strict_text_limits() -> Iterator[None]:
+    """Inside the block a text over :data:`MAX_FIELD_CHARS` is an :class:`InvalidToolError` naming the
+    tool, instead of being cut with a warning (``toolret index --strict``: a registry whose owner wants
+    every text indexed whole, or nothing)."""
+    token = _STRICT_TEXT.set(True)
+    try:
+        yield
+    finally:
+        _STRICT_TEXT.reset(token)
+
+
+def _over_long(value: str, tool: str, field: str) -> str:
+    """One rule for every source (OpenAI dicts, MCP lists, OpenAPI, records, callables, framework tools):
+    a text over :data:`MAX_FIELD_CHARS` is cut to its first :data:`MAX_INDEXED_TEXT` characters with a
+    warning naming the tool, so one pasted manual never stops a whole registry from being indexed."""
+    problem = f"its {field} is {len(value):,} characters long (limit {MAX_FIELD_CHARS:,})"
+    if _STRICT_TEXT.get():
+        raise ValueError(f"{problem}; shorten it (without --strict it is cut to {MAX_INDEXED_TEXT:,} characters)")
+    logger.warning(
+        "tool %r cannot be indexed as it is (%s); indexed with its %s cut to the first %d characters",
+        tool[:200],
+        problem,
+        field,
+        MAX_INDEXED_TEXT,
+    )
+    return value[:MAX_INDEXED_TEXT]
 
 
 class ToolParam(BaseModel):
@@ -161,9 +212,9 @@ class ToolDoc(BaseModel):
 
     @field_validator("description", "response")
     @classmethod
-    def _check_text(cls, value: str) -> str:
+    def _check_text(cls, value: str, info: ValidationInfo) -> str:
         if len(value) > MAX_FIELD_CHARS:
-            raise ValueError(f"text is {len(value)} characters long (limit {MAX_FIELD_CHARS})")
+            value = _over_long(value, str(info.data.get("name", "<unnamed>")), str(info.field_name))
         return value.strip()
 
     @field_validator("examples")

@@ -1,17 +1,58 @@
-"""Plain-text tables and JSON reports of evaluation runs (``toolret eval`` / ``bench``)."""
+"""Plain-text tables and JSON reports of evaluation runs (``toolret eval`` / ``bench``, ``toolret search``)."""
 
 from __future__ import annotations
 
 import json
+import unicodedata
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["eval_json", "format_table", "report_headers", "report_row", "write_json"]
+__all__ = ["display_width", "eval_json", "fit_width", "format_table", "report_headers", "report_row", "write_json"]
+
+
+def display_width(text: str) -> int:
+    """Columns ``text`` takes in a terminal: wide and full-width characters (CJK) take two,
+    combining marks none. Tables are padded by this, not by ``len``, so tool names in any script
+    line up.
+
+    >>> display_width("get_weather"), display_width("天気を取得"), display_width("e\u0301")
+    (11, 10, 1)
+    """
+    width = 0
+    for char in text:
+        if unicodedata.combining(char) or unicodedata.category(char) in ("Mn", "Me", "Cf"):
+            continue
+        width += 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
+    return width
+
+
+def fit_width(text: str, width: int) -> str:
+    """``text`` cut to at most ``width`` display columns, ending in "…" when cut.
+
+    >>> fit_width("天気を取得する", 7)
+    '天気を…'
+    """
+    if display_width(text) <= width:
+        return text
+    out, used = [], 0
+    for char in text:
+        w = display_width(char)
+        if used + w > width - 1:
+            break
+        out.append(char)
+        used += w
+    return "".join(out) + "…"
+
+
+def _pad(text: str, width: int, right: bool) -> str:
+    fill = " " * max(0, width - display_width(text))
+    return fill + text if right else text + fill
 
 
 def format_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    """A plain-text table: text left-aligned, numbers right-aligned (floats to 3 decimals).
+    """A plain-text table: text left-aligned, numbers right-aligned (floats to 3 decimals), padded
+    by display width (:func:`display_width`).
 
     >>> print(format_table(["method", "R@5"], [["bm25", 0.4291]]))
     method    R@5
@@ -31,10 +72,10 @@ def format_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
         all(isinstance(row[i], (int, float)) and not isinstance(row[i], bool) or row[i] is None for row in rows)
         for i in range(len(headers))
     ]
-    widths = [max([len(h)] + [len(r[i]) for r in text]) for i, h in enumerate(headers)]
+    widths = [max([display_width(h)] + [display_width(r[i]) for r in text]) for i, h in enumerate(headers)]
 
     def line(values: Sequence[str]) -> str:
-        parts = [v.rjust(w) if num else v.ljust(w) for v, w, num in zip(values, widths, numeric)]
+        parts = [_pad(v, w, num) for v, w, num in zip(values, widths, numeric)]
         return "  ".join(parts).rstrip()
 
     out = [line(list(headers)), line(["-" * w for w in widths])]

@@ -83,7 +83,17 @@ def from_callable(fn: Callable[..., Any], *, name: str | None = None) -> ToolDoc
     if not tool_name:
         raise InvalidToolError(_UNNAMED, "name", "the callable has no __name__; pass name=")
     raw_doc = _attr(fn, "__doc__")
-    raw_doc = raw_doc[:MAX_DOCSTRING_CHARS] if isinstance(raw_doc, str) else ""
+    raw_doc = raw_doc if isinstance(raw_doc, str) else ""
+    if len(raw_doc) > MAX_DOCSTRING_CHARS:
+        logger.warning(
+            "tool %r cannot be indexed as it is (its docstring is %s characters long, limit %s); indexed with "
+            "its docstring cut to the first %d characters",
+            label,
+            f"{len(raw_doc):,}",
+            f"{MAX_DOCSTRING_CHARS:,}",
+            MAX_DOCSTRING_CHARS,
+        )
+        raw_doc = raw_doc[:MAX_DOCSTRING_CHARS]
     sig = _signature(fn, own_name or tool_name, raw_doc)
     parsed = parse_docstring(sig.doc)
     hints = _type_hints(fn)

@@ -36,15 +36,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolret.documents.guards import checked_doc, safe_label
-from toolret.documents.tool_doc import ToolDoc
+from toolret.documents.tool_doc import MAX_INDEXED_TEXT, ToolDoc
 from toolret.errors import InvalidToolError
 
 __all__ = ["MAX_INDEXED_DESCRIPTION", "Conversion", "degraded_doc", "tolerant_docs"]
 
 logger = logging.getLogger("toolret")
 
-#: Characters of a description kept when the whole one cannot be indexed.
-MAX_INDEXED_DESCRIPTION = 10_000
+#: Characters of a description kept when the whole one cannot be indexed (the rule every source follows).
+MAX_INDEXED_DESCRIPTION = MAX_INDEXED_TEXT
 
 
 @dataclass(frozen=True)

@@ -76,3 +76,25 @@ def test_content_hash_changes_with_description_only_when_content_changes() -> No
 def test_tooldoc_is_frozen() -> None:
     with pytest.raises(Exception):  # noqa: B017
         _weather().name = "other"  # type: ignore[misc]
+
+
+def test_an_over_long_description_is_cut_with_a_warning_naming_the_tool(caplog: pytest.LogCaptureFixture) -> None:
+    from toolret.documents.tool_doc import MAX_INDEXED_TEXT
+
+    with caplog.at_level("WARNING", logger="toolret"):
+        doc = ToolDoc(name="get_manual", description="The manual. " * 18_000, response="r" * 120_000)
+    assert len(doc.description) <= MAX_INDEXED_TEXT and len(doc.response) <= MAX_INDEXED_TEXT
+    assert doc.description.startswith("The manual.")
+    assert "tool 'get_manual' cannot be indexed as it is (its description is 216,000 characters" in caplog.text
+    assert "its response is 120,000 characters" in caplog.text
+    assert ToolDoc.model_validate_json(doc.model_dump_json()) == doc  # the cut form is what reloads
+
+
+def test_strict_text_limits_refuse_an_over_long_text_naming_the_tool() -> None:
+    from toolret.documents.tool_doc import strict_text_limits
+
+    with strict_text_limits(), pytest.raises(InvalidToolError) as info:
+        ToolDoc(name="get_manual", description="x" * 100_001)
+    assert info.value.tool == "get_manual" and info.value.field == "description"
+    assert "100,001 characters" in info.value.problem
+    assert len(ToolDoc(name="get_manual", description="x" * 100_001).description) == 10_000  # outside: cut

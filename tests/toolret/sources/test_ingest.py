@@ -567,3 +567,14 @@ def test_a_registered_converter_whose_adapter_is_not_installed_names_the_extra(m
         InvalidToolError, match=r"pip install 'toolret\[acme\]'.*acme_toolret_missing\.ingest\.tool_to_doc"
     ):
         to_tool_doc(_AcmeTool())
+
+
+def test_a_callable_with_a_huge_docstring_is_cut_with_a_warning_naming_it(caplog) -> None:
+    def read_manual(page: int) -> str:
+        return ""
+
+    read_manual.__doc__ = "Read a page of the manual. " * 8_000  # 216,000 characters
+    with caplog.at_level("WARNING", logger="toolret"):
+        doc = from_callable(read_manual)
+    assert doc.name == "read_manual" and doc.parameters[0].name == "page"
+    assert len(doc.description) <= 50_000 and "tool 'read_manual' cannot be indexed as it is" in caplog.text

@@ -237,3 +237,16 @@ def test_a_tool_dropped_from_its_file_leaves_the_knowledge_base_and_nothing_else
     assert report.removed == ["refund"] and report.unchanged == ["get_weather"] and report.total == 3
     assert sorted(kb.ids) == ["ask_user", "get_weather", "send_email"]  # kb.add's and the other file's stay
     assert "refund" not in kb.search("give the customer their money back", k=3).ids
+
+
+def test_an_mcp_list_with_one_huge_description_keeps_every_tool(tmp_path: Path, caplog) -> None:
+    tools = [
+        {"name": "read_manual", "description": "Read the manual. " * 13_000, "inputSchema": {"type": "object"}},
+        {"name": "list_files", "description": "List the files in a folder.", "inputSchema": {"type": "object"}},
+    ]
+    path = tmp_path / "tools.json"
+    path.write_text(json.dumps({"tools": tools}), encoding="utf-8")
+    with caplog.at_level("WARNING", logger="toolret"):
+        docs, kind = load_tool_file(path)
+    assert kind == "MCP tools/list result" and [d.name for d in docs] == ["read_manual", "list_files"]
+    assert len(docs[0].description) <= 10_000 and "tool 'read_manual' cannot be indexed as it is" in caplog.text
