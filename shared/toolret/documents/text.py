@@ -22,6 +22,10 @@ _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _WORD_RUN = re.compile(r"[\w-]+", re.UNICODE)
 _COMPOUND_BREAK = re.compile(r"_|-{2,}")  # inside a run: what ends a hyphenated compound
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\"'])")
+# English clitics after a letter: "what's", "user's", "don't", "we're", "I'd" (straight or typographic
+# apostrophe). Split at the apostrophe they leave stray tokens ("s", "t") that every text with a
+# possessive shares, so a query's "what's" would count as a word the registry knows (issue 41).
+_CLITIC = re.compile(r"(?<=[^\W\d_])(?:n['’]t|['’](?:s|d|m|ll|re|ve))\b", re.IGNORECASE)
 
 _STOPWORDS = frozenset(
     [
@@ -110,10 +114,11 @@ def tokenize(text: str, *, drop_stopwords: bool = True) -> list[str]:
 
     The same function tokenizes tools and queries, so both sides agree on what a word is.
     Stopwords (including request filler such as "please", "can", "get") are dropped
-    because they match every tool equally.
+    because they match every tool equally, and so are English clitics ("'s", "n't", "'re"),
+    on both sides alike.
     """
     words: list[str] = []
-    for raw in _WORD.findall(text):
+    for raw in _WORD.findall(_CLITIC.sub("", text)):
         for word in split_identifier(raw) if not raw.islower() else [raw.lower()]:
             if drop_stopwords and word in _STOPWORDS:
                 continue

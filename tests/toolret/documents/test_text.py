@@ -24,6 +24,29 @@ def test_tokenize_drops_stopwords_and_splits_identifiers():
     assert tokenize("Please get the CurrentWeather for me") == ["current", "weather"]
 
 
+@pytest.mark.parametrize(
+    ("text", "tokens"),
+    [
+        ("what's the weather", ["weather"]),  # issue 41: no stray "s" from "what's"
+        ("the user’s calendar", ["user", "calendar"]),  # typographic apostrophe, possessive
+        (
+            "I don't want it, they'll see; we're late, I've gone, I'd go, I'm here",
+            ["want", "see", "late", "gone", "go", "here"],
+        ),
+        ("users' files", ["users", "files"]),
+        ("O'Brien's rock'n'roll", ["o", "brien", "rock", "n", "roll"]),  # only the clitic goes
+    ],
+)
+def test_english_clitics_are_not_words(text, tokens):
+    assert tokenize(text) == tokens
+
+
+def test_a_query_and_a_description_tokenise_apostrophes_alike():
+    description = analyze("Report the CPU usage of the user's machine.")
+    assert "s" not in description and "s" not in analyze_query("what's the capital of France?")
+    assert analyze_query("what’s the user’s CPU usage?") == analyze("what's the user's CPU usage?")
+
+
 def test_analyze_stems_so_inflections_match():
     assert analyze("forecasts") == analyze("forecast")
 

@@ -36,6 +36,20 @@ def test_chit_chat_and_general_questions_get_no_tools(kb, request_text):
     assert not any(t["name"] in step.note for t in TOOLS)  # the numbers, never a tool's name
 
 
+@pytest.mark.parametrize("opening", ["what is", "what's", "what’s"])
+def test_a_contraction_is_no_word_the_registry_knows(kb, opening):
+    # issue 41: "what's" left a stray "s" that "the user's calendar" also holds, so the request's
+    # words counted as known and a general question got the CPU-usage tool.
+    with_possessive = ToolKnowledgeBase(embedder=kb.embedder)
+    with_possessive.add(
+        [*TOOLS, {"name": "get_cpu_usage", "description": "Report the CPU usage of the user's machine."}]
+    )
+    result = with_possessive.search(f"{opening} the capital of France?", k="auto")
+    assert result.ids == []
+    assert "unknown words 100%" in next(s for s in result.trace if s.stage == "floor").note
+    with_possessive.close()
+
+
 @pytest.mark.parametrize(
     ("request_text", "tool"),
     [
