@@ -110,6 +110,17 @@ def test_a_context_without_the_scope_is_an_error_never_no_scope():
     assert model.calls == []
 
 
+def test_a_scope_field_given_as_none_is_an_error_never_every_tool():
+    model = ScriptedChatModel(replies=["Done."])
+    middleware = ToolSelectionMiddleware(k=3, scope="tool_scope")
+    agent = create_agent(model, tools=TOOLS, middleware=[middleware])
+    with pytest.raises(ScopeError, match="'tags'.*None"):
+        agent.invoke({"messages": [HumanMessage("delete a.txt")]}, context={"tool_scope": {"tags": None}})
+    assert model.calls == []  # the model was never offered delete_file (or anything)
+    with pytest.raises(ScopeError, match="'read_only'"):
+        ToolSelectionMiddleware(k=3, scope={"read_only": None})
+
+
 async def test_async_runs_keep_to_the_scope_too():
     agent, model = _agent(["Done."], k=3)
     await agent.ainvoke({"messages": [HumanMessage("delete the file a.txt")]}, context=Ctx(ToolScope(read_only=True)))

@@ -20,9 +20,10 @@ What each condition reads (a tool carries what its source recorded; :mod:`toolre
   or ``destructive=False``: a scope is never wider than what the tools declare;
 * ``metadata``: exact values of any other metadata key.
 
-Conditions combine with AND; the values of one condition with OR. A field left ``None`` does not
-restrict; an empty list matches no tool (``ToolScope()`` is everything, said explicitly). A scope
-that matches no tool returns no tools: never all of them.
+Conditions combine with AND; the values of one condition with OR. A field left out does not
+restrict; an empty list matches no tool (``ToolScope()`` is everything, said explicitly). A field
+*given* as ``None`` is a :class:`ScopeError`: ``{"tags": user.tags}`` with no tags recorded must not
+open every tool. A scope that matches no tool returns no tools: never all of them.
 
 Example:
     >>> from toolret import ToolDoc, ToolKnowledgeBase
@@ -48,6 +49,7 @@ from typing import Any
 
 import numpy as np
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic_core import PydanticCustomError
 
 from toolret.documents.tool_doc import ToolDoc
 from toolret.errors import ScopeError
@@ -82,8 +84,9 @@ class ToolScope(BaseModel):
     """Which tools a search may return, by their metadata (see the module doc for what each reads).
 
     Field names or their aliases (``source``/``server``, ``namespace``, ``tag``, MCP's
-    ``readOnlyHint``/``destructiveHint``) are accepted; an unknown key is a :class:`ScopeError`
-    naming it, so a misspelt condition never widens a scope.
+    ``readOnlyHint``/``destructiveHint``) are accepted; an unknown key, a value of the wrong type
+    or a field given as ``None`` is a :class:`ScopeError` naming it, so a misspelt or unset
+    condition never widens a scope. Leave a field out for no restriction on it.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
@@ -96,6 +99,25 @@ class ToolScope(BaseModel):
     read_only: bool | None = Field(default=None, validation_alias=AliasChoices("read_only", "readOnlyHint"))
     destructive: bool | None = Field(default=None, validation_alias=AliasChoices("destructive", "destructiveHint"))
     metadata: dict[str, Any] | None = None
+
+    def __init__(self, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            raise _scope_error(exc) from None
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _not_none(cls, value: Any) -> Any:
+        # A field given as None reads as "unset" to pydantic, which would drop the restriction:
+        # a user whose tags were never recorded ({"tags": user.tags}) would reach every tool.
+        if value is None:
+            raise PydanticCustomError(
+                "scope_none",
+                "None is not a condition: leave the field out for no restriction on it, or give an empty "
+                "list for no tool",
+            )
+        return value
 
     @field_validator("sources", "namespaces", "tags", mode="before")
     @classmethod
@@ -131,7 +153,7 @@ class ToolScope(BaseModel):
         merged["metadata"] = meta or None
         if impossible:
             merged["namespaces"] = []
-        return ToolScope(**merged)
+        return ToolScope(**{k: v for k, v in merged.items() if v is not None})
 
     def describe(self) -> str:
         """The conditions as one line, for the trace (values only: never a tool's name)."""
@@ -152,9 +174,13 @@ def as_scope(where: Where) -> ToolScope:
     try:
         return ToolScope.model_validate(dict(where))
     except ValidationError as exc:
-        first = exc.errors()[0]
-        field = ".".join(str(p) for p in first.get("loc", ())) or "where"
-        raise ScopeError(f"where= field {field!r}: {first.get('msg', exc)}") from None
+        raise _scope_error(exc) from None
+
+
+def _scope_error(exc: ValidationError) -> ScopeError:
+    first = exc.errors()[0]
+    field = ".".join(str(p) for p in first.get("loc", ())) or "where"
+    return ScopeError(f"where= field {field!r}: {first.get('msg', exc)}")
 
 
 def _namespaces(doc: ToolDoc) -> set[str]:

@@ -112,6 +112,22 @@ def test_a_malformed_scope_is_an_error_naming_the_field(kb, where, field):
         as_scope(["files"])  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize("field", ["tags", "tag", "sources", "namespaces", "read_only", "destructive", "metadata"])
+def test_a_field_given_as_none_is_an_error_never_no_restriction(kb, field):
+    # {"tags": user.tags} for a user with no tags recorded must not open every tool.
+    with pytest.raises(ScopeError, match=f"{field!r}.*None is not a condition"):
+        kb.search("delete a file", k=3, where={field: None})
+    with pytest.raises(ScopeError, match=repr(field)):
+        ToolScope(**{field: None})
+    with pytest.raises(ScopeError, match=repr(field)):
+        ToolScope(read_only=True).both({field: None})
+
+
+def test_a_field_left_out_still_does_not_restrict(kb):
+    assert ToolScope(read_only=True).both(ToolScope(tags=["finance"])).tags == ["finance"]
+    assert len(kb.search("delete a file", k=50, where={}).ids) == len(kb.search("delete a file", k=50).ids)
+
+
 def test_mcp_annotation_names_are_accepted_as_aliases():
     assert as_scope({"readOnlyHint": True, "server": "files"}) == ToolScope(read_only=True, sources=["files"])
 
