@@ -265,6 +265,10 @@ def resolve_embedder(spec: Embedder | str | Callable[[list[str]], Any] | None) -
     if isinstance(spec, str):
         if spec.startswith("packaged:"):
             return _packaged(spec)
+        from toolret.index.framework_embedding import pass_again
+
+        if (again := pass_again(spec)) is not None:  # a recorded label: never looked up on a hub
+            raise ConfigError(f"embedder {spec!r} names no model that can be loaded: {again}")
         if os.path.isfile(os.path.join(spec, "model.onnx")):
             return OnnxEmbedder(model_dir=spec)
         return SentenceTransformerEmbedder(spec)

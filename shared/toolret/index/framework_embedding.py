@@ -38,10 +38,20 @@ from typing import Any
 
 import numpy as np
 
-from toolret.errors import ConfigError
-from toolret.index.unit_vectors import embed_rows
+from toolret.errors import ConfigError, ToolRetError
+from toolret.index.unit_vectors import check_dim, embed_rows
 
-__all__ = ["AsymmetricEmbedder", "embed_queries", "framework_embedder", "is_framework_embedder"]
+__all__ = [
+    "FRAMEWORK_PREFIXES",
+    "AsymmetricEmbedder",
+    "embed_queries",
+    "framework_embedder",
+    "is_framework_embedder",
+    "pass_again",
+]
+
+#: How the recorded name of a framework embedder starts, and what the framework calls such an object.
+FRAMEWORK_PREFIXES = {"langchain:": "LangChain Embeddings", "llamaindex:": "LlamaIndex BaseEmbedding"}
 
 #: Attributes that name a framework model, in the order they are tried.
 _MODEL_ATTRS = ("model", "model_name", "model_id", "deployment", "model_path")
@@ -104,33 +114,54 @@ class AsymmetricEmbedder:
         self.texts_embedded = 0
         self.queries_embedded = 0
         self.calls = 0
+        #: The dimension each side returned last (0: not called yet), so sides that differ are told apart.
+        self._dims = {"document": 0, "query": 0}
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Document vectors (what the knowledge base stores for each tool field)."""
         texts = list(texts)
         self.calls += 1
         self.texts_embedded += len(texts)
-        return embed_rows(self._documents, texts, self.name)
+        return self._checked(embed_rows(self._documents, texts, self.name), "document")
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         """Query vectors (what a search compares with the stored ones)."""
         texts = list(texts)
         self.calls += 1
         self.queries_embedded += len(texts)
-        return embed_rows(self._queries, texts, self.name)
+        return self._checked(embed_rows(self._queries, texts, self.name), "query")
+
+    def _checked(self, vectors: np.ndarray, side: str) -> np.ndarray:
+        """``vectors``, after checking that both sides of the model give one dimension (a query
+        vector of another size than the tools' could never be compared with them)."""
+        if not vectors.shape[0]:
+            return vectors
+        self._dims[side] = int(vectors.shape[1])
+        other = "query" if side == "document" else "document"
+        if self._dims[other] and self._dims[other] != self._dims[side]:
+            raise ToolRetError(
+                f"embedder {self.name!r} gives {self._dims['query']}-dimensional query vectors but "
+                f"{self._dims['document']}-dimensional document vectors; its query and document sides must "
+                "be the same model (the same dimension) for a request to be compared with the tools"
+            )
+        return vectors
 
     def __repr__(self) -> str:
         return f"AsymmetricEmbedder({self.name!r})"
 
 
-def embed_queries(embedder: Any, texts: Sequence[str]) -> np.ndarray:
+def embed_queries(embedder: Any, texts: Sequence[str], dim: int = 0) -> np.ndarray:
     """Embed requests with the embedder's query side when it has one (else its ``embed``).
 
     Every place the engine embeds a request (search, reflection's re-query, the tool-use memory)
     goes through here, so an asymmetric model sees each text on the side it was trained for.
+    ``dim``, the dimension of the tool vectors the requests are compared with (0: unknown), makes
+    vectors of another size an error naming the model and both sizes
+    (:func:`~toolret.index.unit_vectors.check_dim`), not numpy's matmul error.
     """
     method = getattr(embedder, "embed_queries", None)
-    return method(texts) if callable(method) else embedder.embed(texts)
+    vectors = method(texts) if callable(method) else embedder.embed(texts)
+    return check_dim(np.asarray(vectors), dim, str(getattr(embedder, "name", type(embedder).__name__)))
 
 
 def _model_label(obj: Any) -> str:
@@ -154,6 +185,26 @@ def _is_llamaindex(obj: Any) -> bool:
 def is_framework_embedder(obj: Any) -> bool:
     """Is ``obj`` a LangChain ``Embeddings`` or a LlamaIndex ``BaseEmbedding`` (by their methods)?"""
     return _is_langchain(obj) or _is_llamaindex(obj)
+
+
+def pass_again(recorded: str) -> str | None:
+    """What to tell a user who reopens a knowledge base built with ``recorded`` without that model,
+    when no name can load it: a framework object's or a function's name is a label, not a model
+    to look up on a hub (None for names that load by themselves: packaged, paths, hub names).
+
+    >>> pass_again("langchain:HashEmbeddings:default")
+    "it was built with a framework embedder, the LangChain Embeddings HashEmbeddings (recorded as 'langchain:HashEmbeddings:default'); pass that object again: embedder=HashEmbeddings(...)"
+    """
+    for prefix, kind in FRAMEWORK_PREFIXES.items():
+        if recorded.startswith(prefix):
+            cls = recorded[len(prefix) :].split(":", 1)[0] or "?"
+            return (
+                f"it was built with a framework embedder, the {kind} {cls} (recorded as {recorded!r}); "
+                f"pass that object again: embedder={cls}(...)"
+            )
+    if recorded.startswith("callable:"):
+        return f"it was built with the custom embedder {recorded!r} (a function); pass it again as embedder="
+    return None
 
 
 def framework_embedder(obj: Any, *, name: str | None = None) -> AsymmetricEmbedder:

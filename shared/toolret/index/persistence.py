@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from toolret.documents.tool_doc import INDEX_FIELDS, ToolDoc
-from toolret.errors import KnowledgeBaseError
+from toolret.errors import KnowledgeBaseError, ModelMismatchError
 from toolret.index import snapshot_file
 from toolret.index.adaptation import load_hubness, save_hubness
 from toolret.index.embedding import (
@@ -33,6 +33,7 @@ from toolret.index.embedding import (
     Embedder,
     resolve_embedder,
 )
+from toolret.index.framework_embedding import pass_again
 from toolret.index.lexical import LexicalIndex
 from toolret.index.local_store import LocalStore, damaged_message
 from toolret.index.snapshot import Snapshot, build_snapshot
@@ -91,10 +92,8 @@ def _embedder_for(stored_name: str | None, embedder: Any) -> Any:
     """The embedder to open a stored knowledge base with: the one given, else the one it was built with."""
     if embedder is not None or not stored_name:
         return embedder
-    if stored_name.startswith("callable:"):
-        raise KnowledgeBaseError(
-            f"knowledge base was built with the custom embedder {stored_name!r}; pass it again as embedder="
-        )
+    if (again := pass_again(stored_name)) is not None:  # a label, never a model to look up on a hub
+        raise ModelMismatchError(f"this knowledge base cannot be opened without its embedding model: {again}")
     if stored_name in STOCK_EMBEDDER_NAMES and stored_name != DEFAULT_EMBEDDER_NAME and stored_name not in _ANNOUNCED:
         _ANNOUNCED.add(stored_name)
         logger.warning(

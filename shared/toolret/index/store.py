@@ -147,10 +147,18 @@ class ChromaStore:
         """Open (or create) the collections, refusing a different embedding model."""
         stored = self.existing_embedder()
         if stored is not None and stored != embedder_name:
+            from toolret.index.framework_embedding import pass_again
+
+            again = pass_again(stored)
+            advice = (
+                f"{again}, or rebuild it with the new embedder"
+                if again is not None
+                else f"open it with embedder={stored!r} (or embedder=None, which picks the model it was built "
+                "with) or rebuild it with the new embedder"
+            )
             raise ModelMismatchError(
                 f"knowledge base {self.name!r} was built with embedder {stored!r} but was opened with "
-                f"{embedder_name!r}; open it with embedder={stored!r} (or embedder=None, which picks the model "
-                "it was built with) or rebuild it with the new embedder"
+                f"{embedder_name!r}; {advice}"
             )
         meta = {"toolret_format": FORMAT_VERSION, "embedder": embedder_name, "hnsw:space": "cosine", **_CHEAP_HNSW}
         self._tools = self.client.get_or_create_collection(f"{self.name}_tools", metadata=meta, embedding_function=None)

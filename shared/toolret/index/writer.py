@@ -27,6 +27,7 @@ from toolret.index.embedding import Embedder
 from toolret.index.live_tools import LiveTools
 from toolret.index.snapshot import Snapshot, build_snapshot
 from toolret.index.store import ChromaStore
+from toolret.index.unit_vectors import check_dim
 
 __all__ = ["IndexWriter", "SyncReport"]
 
@@ -123,9 +124,14 @@ class IndexWriter:
         texts = sorted({t for _, _, t in jobs}, key=len)
         vectors: dict[str, np.ndarray] = {}
         bar = _progress(len(texts), "embedding tool fields", progress)
+        # Every vector must have the stored tools' dimension (or, in an empty one, the first batch's):
+        # another model under the same recorded name would otherwise fail deep inside numpy or ChromaDB.
+        dim = self.snapshot.dim if len(self.snapshot) else 0
         for start in range(0, len(texts), EMBED_BATCH):
             chunk = texts[start : start + EMBED_BATCH]
-            vectors.update(zip(chunk, self.embedder.embed(chunk)))
+            rows = check_dim(np.asarray(self.embedder.embed(chunk)), dim, self.embedder.name, side="tool")
+            dim = dim or (int(rows.shape[1]) if rows.ndim == 2 else 0)
+            vectors.update(zip(chunk, rows))
             bar.update(len(chunk))
         bar.close()
         out: list[dict[str, np.ndarray]] = [{} for _ in docs]

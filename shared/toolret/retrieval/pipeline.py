@@ -138,7 +138,7 @@ def stage_retrieve(state: SearchState) -> None:
     vectors = _timed(
         state.trace,
         "embed_query",
-        lambda: embed_queries(state.embedder, texts),
+        lambda: embed_queries(state.embedder, texts, snap.dim),
         note=f"{len(texts)} text(s), {state.embedder.name}",
     )
     vec_of = {text: vectors[i] for i, text in enumerate(texts)}
@@ -326,7 +326,7 @@ def _requery(state: SearchState) -> None:
 
 def _plain_search(state: SearchState, text: str, n: int) -> list[ScoredTool]:
     """One unplanned MFTR ranking of ``text``: the re-query of an uncovered sub-task."""
-    qvec = embed_queries(state.embedder, [text])[0]
+    qvec = embed_queries(state.embedder, [text], state.snap.dim)[0]
     history = _history_for(state.snap, state.memory, qvec, state.config)
     ranking = rank_query(
         state.snap, text, qvec, state.config, None, history, allowed=state.allowed, learned=state.learned

@@ -164,3 +164,80 @@ def test_a_llamaindex_class_without_its_own_class_name_is_recorded_by_its_python
             return "base_component"  # what LlamaIndex's BaseComponent answers when a class does not say
 
     assert framework_embedder(Plain(embedder)).name == "llamaindex:Plain:packaged-minilm"
+
+
+class HashEmbeddings(Embeddings):
+    """A LangChain Embeddings with no model attribute (recorded as ``langchain:HashEmbeddings:default``)
+    whose dimension is a constructor argument, as many API clients' is (``dimensions=``)."""
+
+    def __init__(self, dim: int = 64, query_dim: int | None = None, ragged: bool = False) -> None:
+        self.dim, self.query_dim, self.ragged = dim, query_dim or dim, ragged
+
+    def _vector(self, text: str, dim: int) -> list[float]:
+        out = [0.0] * dim
+        for word in text.lower().split():
+            out[sum(map(ord, word)) % dim] += 1.0
+        out[0] += 1e-3
+        return out
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        rows = [self._vector(t, self.dim) for t in texts]
+        return [row[: len(row) - i % 2] for i, row in enumerate(rows)] if self.ragged else rows
+
+    def embed_query(self, text: str) -> list[float]:
+        return self._vector(text, self.query_dim)
+
+
+def test_reopening_without_the_framework_embedder_says_to_pass_it_again_never_a_hub(tmp_path):
+    import time
+
+    kb = ToolKnowledgeBase(tmp_path / "kb", embedder=HashEmbeddings())
+    kb.add(TOOLS)
+    kb.save()
+    start = time.perf_counter()
+    for attempt in range(2):  # from the snapshot file, then through ChromaDB
+        if attempt:
+            (tmp_path / "kb" / "snapshot.npz").unlink()
+        with pytest.raises(ModelMismatchError) as info:
+            ToolKnowledgeBase.load(tmp_path / "kb")
+        message = str(info.value)
+        assert "framework embedder" in message and "HashEmbeddings" in message and "embedder=HashEmbeddings(" in message
+        assert "embedder=None" not in message and "Repo id" not in message
+    assert time.perf_counter() - start < 5  # nothing was looked up on a hub
+    with pytest.raises(ModelMismatchError) as info:  # another model: the advice is to pass the framework one
+        ToolKnowledgeBase.load(tmp_path / "kb", embedder="packaged:toolret-embed-mini")
+    assert "embedder=HashEmbeddings(" in str(info.value) and "embedder=None" not in str(info.value)
+    assert ToolKnowledgeBase.load(tmp_path / "kb", embedder=HashEmbeddings()).search("weather", k=1).ids
+
+
+def test_an_embedder_of_another_dimension_under_the_same_name_is_an_error_naming_both(tmp_path):
+    from toolret import ToolRetError
+
+    kb = ToolKnowledgeBase(tmp_path / "kb", embedder=HashEmbeddings(64))
+    kb.add(TOOLS)
+    kb.save()
+    other = ToolKnowledgeBase.load(tmp_path / "kb", embedder=HashEmbeddings(32))  # same recorded name
+    assert other.embedder.name == kb.embedder.name
+    with pytest.raises(ToolRetError, match=r"'langchain:HashEmbeddings:default' gives 32-dimensional query.*64-dim"):
+        other.search("is it raining in Paris?", k=1)
+    with pytest.raises(ToolRetError, match=r"'langchain:HashEmbeddings:default' gives 32-dimensional tool.*64-dim"):
+        other.add([{"name": "book_flight", "description": "Book a flight."}])
+    assert len(other) == len(TOOLS)
+
+
+def test_query_and_document_sides_of_different_dimensions_are_an_error_naming_both():
+    from toolret import ToolRetError
+
+    kb = ToolKnowledgeBase(embedder=HashEmbeddings(64, query_dim=48))
+    kb.add(TOOLS)
+    with pytest.raises(ToolRetError, match=r"HashEmbeddings:default' gives 48-dimensional query vectors but 64-dim"):
+        kb.search("is it raining in Paris?", k=1)
+
+
+def test_ragged_vectors_are_an_error_naming_the_model_and_the_lengths():
+    from toolret import ToolRetError
+
+    with pytest.raises(
+        ToolRetError, match=r"'langchain:HashEmbeddings:default' returned vectors of different lengths \(64 and 63\)"
+    ):
+        ToolKnowledgeBase(embedder=HashEmbeddings(64, ragged=True)).add(TOOLS)
