@@ -314,7 +314,7 @@ def test_a_path_that_is_a_file_is_a_knowledge_base_error_naming_it(tmp_path, emb
 
 def test_adding_a_changed_tool_under_an_existing_id_warns_naming_it(kb, caplog):
     changed = ToolDoc(name="get_weather", description="Weather of a city, now with wind speed.")
-    with caplog.at_level("WARNING", logger="toolret"):
+    with caplog.at_level("WARNING", logger="toolret"), pytest.warns(UserWarning, match="get_weather"):
         kb.add([changed])
     warned = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
     assert any("get_weather" in m and "upsert=True" in m for m in warned)
@@ -325,6 +325,21 @@ def test_adding_a_changed_tool_under_an_existing_id_warns_naming_it(kb, caplog):
         kb.add([changed.model_copy(update={"description": "Weather again."})], upsert=True)
     assert not [r for r in caplog.records if r.levelname == "WARNING"]
     assert kb.get("get_weather").description == "Weather again."
+
+
+def test_the_replaced_warning_is_a_python_warning_too(kb):
+    import warnings
+
+    changed = ToolDoc(name="get_weather", description="Weather of a city, with the wind speed.")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        kb.add([changed])
+    replaced = [w for w in caught if "get_weather" in str(w.message) and "upsert=True" in str(w.message)]
+    assert len(replaced) == 1 and issubclass(replaced[0].category, UserWarning)
+    assert replaced[0].filename == __file__  # points at the kb.add call, not into toolret
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        kb.add([changed.model_copy(update={"description": "Weather again."})], upsert=True)  # meant: silent
 
 
 def test_add_and_sync_log_counts_and_seconds(embedder, caplog):

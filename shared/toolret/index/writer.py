@@ -13,6 +13,7 @@ import logging
 import sys
 import threading
 import time
+import warnings
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -168,12 +169,13 @@ class IndexWriter:
             replaced = [d.id for d in changed if d.id in current]
             if replaced and not upsert:
                 shown = ", ".join(map(repr, replaced[:10])) + (" ..." if len(replaced) > 10 else "")
-                logger.warning(
-                    "add replaced %d existing tool(s) with a different definition under the same id: %s; "
-                    "pass upsert=True when replacing is meant, or use sync() to replace a registry",
-                    len(replaced),
-                    shown,
+                message = (
+                    f"add replaced {len(replaced)} existing tool(s) with a different definition under the same id: "
+                    f"{shown}; pass upsert=True when replacing is meant, or use sync() to replace a registry"
                 )
+                logger.warning(message)
+                # A Python warning too, so warnings.catch_warnings (and -W error) see it; it points at kb.add's caller.
+                warnings.warn(message, UserWarning, stacklevel=_caller_level())
             wanted = {**current, **{d.id: d for d in changed}}
             self._commit(wanted, changed, [], progress)
             self.live.update(live, names={d.id: d.name for d in new_docs})
@@ -273,6 +275,18 @@ class IndexWriter:
         marker = self.store.bump_generation()
         # Another writer got in since our last look: our snapshot may lack its change.
         self.generation = marker if before == self.generation else None
+
+
+#: Packages whose frames a warning skips, so it points at the user's call (kb.add, an adapter's constructor).
+_OWN_PACKAGES = frozenset({"toolret", "langchain_toolret", "llamaindex_toolret"})
+
+
+def _caller_level() -> int:
+    """The ``stacklevel`` (for a ``warnings.warn`` in the caller of this) of the first frame outside toolret."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_globals.get("__name__", "").split(".")[0] in _OWN_PACKAGES:
+        frame, level = frame.f_back, level + 1  # type: ignore[assignment]
+    return level
 
 
 def _log_change(verb: str, given: int, added: int, updated: int, removed: int, start: float) -> None:

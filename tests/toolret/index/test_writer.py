@@ -44,7 +44,8 @@ def test_add_embeds_only_new_or_changed_tools_and_marks_the_store(writer):
     marker = writer.store.generation()
     writer.add([doc("a", "alpha tool")])  # unchanged: nothing embedded, nothing written
     assert writer.embedder.texts == first and writer.store.generation() == marker
-    writer.add([doc("a", "alpha tool, now with more words")])
+    with pytest.warns(UserWarning, match="replaced 1 existing tool"):
+        writer.add([doc("a", "alpha tool, now with more words")])
     assert writer.embedder.texts > first and writer.store.generation() != marker
     assert [d.id for d in writer.snapshot.docs] == ["a", "b"]
 
