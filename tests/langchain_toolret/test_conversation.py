@@ -3,9 +3,20 @@
 from __future__ import annotations
 
 import pytest
+from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, HumanMessage
 
+from langchain_toolret import ToolIndex, ToolSelectionMiddleware, create_tool_retrieval_node
 from langchain_toolret.conversation import conversation_query, follow_up_query, refers_back
+from langchain_toolret.testing import ScriptedChatModel
+
+from . import registry50
+
+#: A request and its follow-up, which names no tool of its own, and the tool the follow-up still needs.
+FOLLOW_UPS = [
+    ("What's the weather in Paris?", "and in Rome?", "get_weather"),
+    ("transfer 50 dollars to Alice", "and 20 to Bob", "transfer_money"),
+]
 
 
 @pytest.mark.parametrize(
@@ -36,3 +47,30 @@ def test_the_query_is_the_latest_message_whole_and_context_is_separate():
     assert conversation_query(chat) == " ".join(long.split())  # no adapter cut: the engine's rule applies
     assert follow_up_query(chat).endswith("(context: first request)")
     assert follow_up_query(chat[:1]) is None and conversation_query([AIMessage("hi")]) is None
+
+
+@pytest.fixture(scope="module")
+def agent_tools(embedder):
+    """The fifty invented tools and a knowledge base over them."""
+    tools = registry50.registry()
+    return tools, ToolIndex.from_tools(tools, embedder=embedder).kb
+
+
+@pytest.mark.parametrize(("first", "follow_up", "tool"), FOLLOW_UPS)
+def test_with_k_auto_the_middleware_gives_a_follow_up_the_earlier_turns_tool(agent_tools, first, follow_up, tool):
+    # issue 41: the follow-up alone matches no tool, k="auto" empties it, and the carried set was
+    # sized by that empty result: the model was offered no tool at all.
+    tools, kb = agent_tools
+    assert kb.search(follow_up, k="auto").ids == []  # the follow-up on its own: nothing fits
+    model = ScriptedChatModel(replies=["Done."])
+    agent = create_agent(model, tools=tools, middleware=[ToolSelectionMiddleware(k="auto", knowledge_base=kb)])
+    agent.invoke({"messages": [HumanMessage(first), AIMessage("Done."), HumanMessage(follow_up)]})
+    assert model.calls[0].tool_names == [tool]
+
+
+@pytest.mark.parametrize(("first", "follow_up", "tool"), FOLLOW_UPS)
+def test_with_k_auto_the_retrieval_node_gives_a_follow_up_the_earlier_turns_tool(agent_tools, first, follow_up, tool):
+    _, kb = agent_tools
+    node = create_tool_retrieval_node(kb, k="auto")
+    out = node.invoke({"messages": [HumanMessage(first), AIMessage("Done."), HumanMessage(follow_up)]})
+    assert out == {"selected_tools": [tool]}

@@ -100,10 +100,16 @@ def _names(tools: Sequence[ScoredTool]) -> str:
 def with_context(own: SearchResult, extra: SearchResult, k: K, context: str, reason: str = "") -> SearchResult:
     """``own`` with the tools it matches well first, in its order, and ``extra`` (the search with
     the earlier turns, ``context``) filling only the other places; a ``follow_up`` trace step says
-    which rule fired (``reason``) and which tools came from context."""
+    which rule fired (``reason``) and which tools came from context.
+
+    With ``k="auto"`` there are as many places as the larger of the two sets: a follow-up whose own
+    search found nothing ("and in Rome?") gets the context search's precise set, never none.
+    """
     start = time.perf_counter()
     keep = [t for t in own.tools if t.similarity >= FOLLOW_UP_MIN_SIMILARITY]
-    size = len(own.tools) if k == "auto" else int(k)
+    # With k="auto" each search sized its own set: the follow-up's may be empty (the floor
+    # empties "and in Rome?"), the context search's holds the earlier turn's tools it refers to.
+    size = max(len(own.tools), len(extra.tools)) if k == "auto" else int(k)
     merged = list(keep)
     for scored in [*extra.tools, *own.tools]:
         if len(merged) < size and all(t.id != scored.id for t in merged):

@@ -85,6 +85,24 @@ def test_the_requests_own_matches_are_never_displaced_by_earlier_turns():
     assert "from earlier turns ('send an email'): none" in merged.trace[-1].note
 
 
+def test_with_k_auto_a_follow_up_the_floor_emptied_gets_the_earlier_turns_set():
+    # issue 41: "and in Rome?" matches nothing, so k="auto" returns no tools for it alone; the
+    # carried set was sized by that empty result and the follow-up got no tools at all.
+    own = result("and in Rome?")
+    earlier = result("and in Rome? (context: what's the weather in Paris?)", ("get_weather", 2.7, 0.41))
+    merged = with_context(own, earlier, "auto", "what's the weather in Paris?", "opens with 'and'")
+    assert merged.ids == ["get_weather"]
+    assert merged.trace[-1].note.endswith("): get_weather") and "kept the request's own none" in merged.trace[-1].note
+
+
+def test_with_k_auto_the_larger_set_sizes_the_follow_up_and_its_own_matches_come_first():
+    own = result("and convert it to yen", ("convert_currency", 2.5, 0.5), ("translate", 0.9, 0.1))
+    earlier = result("context", ("get_weather", 2.7, 0.41))
+    assert with_context(own, earlier, "auto", "context").ids == ["convert_currency", "get_weather"]
+    wide = result("context", ("get_weather", 2.7, 0.41), ("get_forecast", 2.5, 0.4), ("get_air_quality", 2.2, 0.3))
+    assert with_context(own, wide, "auto", "context").ids == ["convert_currency", "get_weather", "get_forecast"]
+
+
 def _history(*texts: str) -> list[ChatMessage]:
     turns: list[ChatMessage] = []
     for text in texts:
