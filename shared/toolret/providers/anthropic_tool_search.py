@@ -25,14 +25,13 @@ Example::
 
 from __future__ import annotations
 
-import json
 from collections.abc import Collection
 from typing import Any
 
 from toolret.config import K, RetrievalConfig
 from toolret.documents.tool_doc import ToolDoc
-from toolret.errors import QueryError
-from toolret.providers.client_search import ClientToolSearch, field_of
+from toolret.errors import ConfigError, QueryError
+from toolret.providers.client_search import ClientToolSearch, field_of, output_text
 from toolret.providers.wire_names import function_name
 from toolret.results import SearchResult
 from toolret.retrieval.scope import Where, scope_mask
@@ -67,7 +66,7 @@ class AnthropicToolSearch(ClientToolSearch):
         kb: the :class:`~toolret.ToolKnowledgeBase` holding every deferred tool.
         k: tools one search loads (or ``"auto"``: the precise set, possibly none).
         config: the retrieval preset or config (default: the knowledge base's).
-        name: the search tool's name.
+        name: the search tool's name (no tool of the knowledge base may have it: a ConfigError).
         allowed_ids / where: the restriction of every search and of the deferred tools sent.
     """
 
@@ -81,15 +80,16 @@ class AnthropicToolSearch(ClientToolSearch):
         allowed_ids: Collection[str] | None = None,
         where: Where | None = None,
     ) -> None:
-        super().__init__(kb, k=k, config=config, allowed_ids=allowed_ids, where=where)
+        super().__init__(kb, k=k, config=config, allowed_ids=allowed_ids, where=where, reserved=(name,))
         self.name = name
+        self._check_name(self._in_scope(None))  # fail at construction, not at the first request
 
     def search_tool(self) -> dict[str, Any]:
         """The search tool itself (a ``ToolParam``, never deferred)."""
         return {"name": self.name, "description": _DESCRIPTION, "input_schema": _SCHEMA}
 
-    def deferred(self, *, where: Where | None = None) -> list[dict[str, Any]]:
-        """Every tool in scope as a ``ToolParam`` with ``defer_loading: true`` (what a reference can load)."""
+    def _in_scope(self, where: Where | None) -> list[ToolDoc]:
+        """The tools of the knowledge base within the helper's restriction and ``where``."""
         snap = self.kb._writer.snapshot
         docs: list[ToolDoc] = list(snap.docs)
         scope = self._scope(where)
@@ -99,14 +99,37 @@ class AnthropicToolSearch(ClientToolSearch):
         if self.allowed_ids is not None:
             allowed = set(self.allowed_ids)
             docs = [d for d in docs if d.id in allowed]
+        return docs
+
+    def _check_name(self, docs: list[ToolDoc]) -> None:
+        """Refuse tools named like the search tool: the API would get two tools of one name, and every
+        call of it would reach the search, never the tool."""
+        clashes = [d.id for d in docs if function_name(d) == self.name]
+        if clashes:
+            raise ConfigError(
+                f"the search tool is named {self.name!r}, and so is the knowledge base's tool "
+                f"{', '.join(map(repr, clashes[:5]))}: the model could not call them apart. The search tool's "
+                f"name is configurable: AnthropicToolSearch(kb, name='search_tool_catalog') (any name no tool has)"
+            )
+
+    def deferred(self, *, where: Where | None = None) -> list[dict[str, Any]]:
+        """Every tool in scope as a ``ToolParam`` with ``defer_loading: true`` (what a reference can load).
+
+        Each tool has its own name for the helper's lifetime (:mod:`~toolret.providers.wire_names`):
+        two servers' ``create_lead`` are sent as ``crm_create_lead`` and ``mkt_create_lead``. A tool
+        named like the search tool is a ConfigError (pass another ``name=``).
+        """
+        docs = self._in_scope(where)
+        self._check_name(docs)
+        names = self._wire_names().names_of(docs)
         return [
             {
-                "name": function_name(d),
+                "name": name,
                 "description": d.description or d.name,
                 "input_schema": d.parameters_schema(),
                 "defer_loading": True,
             }
-            for d in docs
+            for d, name in zip(docs, names)
         ]
 
     def tools(self, *, where: Where | None = None) -> list[dict[str, Any]]:
@@ -123,7 +146,7 @@ class AnthropicToolSearch(ClientToolSearch):
         if not isinstance(query, str):
             raise QueryError(f"the {self.name} call carries no 'query' text ({field_of(tool_use, 'input')!r})")
         found = self.search(query, where=where)
-        names = [function_name(self.kb.get(t.id)) for t in found.tools]
+        names = self._wire_names().names_of(self.kb.get(t.id) for t in found.tools)
         return tool_reference_result(field_of(tool_use, "id"), names, query=query)
 
     def tool_id(self, tool_use: Any) -> str:
@@ -133,12 +156,12 @@ class AnthropicToolSearch(ClientToolSearch):
     def run(self, tool_use: Any, *, where: Where | None = None) -> dict[str, Any]:
         """Run the live tool a ``tool_use`` block calls; its ``tool_result`` block (output as text).
 
-        A tool outside the helper's restriction (and ``where``) is a ScopeError, never run.
+        A live tool (a callable, a LangChain or LlamaIndex tool) is run; its output is its text, or
+        its value as JSON. A tool outside the helper's restriction (and ``where``) is a ScopeError, never run.
         """
         args = dict(field_of(tool_use, "input") or {})
         value = self._call(self.tool_id(tool_use), args, field_of(tool_use, "name"), where)
-        text = value if isinstance(value, str) else json.dumps(value, default=str)
-        return {"type": "tool_result", "tool_use_id": field_of(tool_use, "id"), "content": text}
+        return {"type": "tool_result", "tool_use_id": field_of(tool_use, "id"), "content": output_text(value)}
 
     def answer(self, tool_use: Any, *, where: Where | None = None) -> dict[str, Any]:
         """The ``tool_result`` for any ``tool_use`` block: a search's references, or a tool's output."""

@@ -8,6 +8,8 @@ write; the rules that decide which tools a model may load or call are here once.
 
 from __future__ import annotations
 
+import json
+import weakref
 from collections.abc import Collection, Mapping
 from typing import Any
 
@@ -17,7 +19,7 @@ from toolret.providers.wire_names import WireNames
 from toolret.results import SearchResult
 from toolret.retrieval.scope import Where, as_scope, check_in_restriction
 
-__all__ = ["ClientToolSearch", "field_of"]
+__all__ = ["ClientToolSearch", "field_of", "output_text", "run_live"]
 
 
 def field_of(item: Any, key: str, default: Any = None) -> Any:
@@ -34,6 +36,7 @@ class ClientToolSearch:
         config: the retrieval preset or config (default: the knowledge base's).
         allowed_ids / where: every search's restriction (:mod:`toolret.retrieval.scope`); a call's
             own ``where=`` narrows further.
+        namespaced / reserved: how tools are named on the wire (:class:`~toolret.providers.wire_names.WireNames`).
     """
 
     def __init__(
@@ -44,13 +47,16 @@ class ClientToolSearch:
         config: RetrievalConfig | str | None = None,
         allowed_ids: Collection[str] | None = None,
         where: Where | None = None,
+        namespaced: bool = False,
+        reserved: Collection[str] = (),
     ) -> None:
         self.kb = kb
         self.k = k
         self.config = config
         self.allowed_ids = allowed_ids
         self.where = where
-        self._names: tuple[int, WireNames] | None = None
+        self._names = WireNames(namespaced=namespaced, reserved=reserved)
+        self._named: weakref.ref[Any] | None = None  # the snapshot last named (held weakly: never kept alive)
 
     def _scope(self, where: Where | None) -> Where | None:
         return as_scope(self.where).both(where) if self.where is not None else where
@@ -58,18 +64,44 @@ class ClientToolSearch:
     def _search(self, query: str, where: Where | None) -> SearchResult:
         return self.kb.search(query, self.k, config=self.config, allowed_ids=self.allowed_ids, where=self._scope(where))
 
-    def _wire_id(self, name: str, namespace: str | None = None) -> str:
-        """The id of the tool the model called ``name`` (wire names rebuilt when the knowledge base changes)."""
+    def _wire_names(self) -> WireNames:
+        """The helper's wire names, with every tool of the current snapshot named (a tool added since
+        gets a name; a named one keeps it for the helper's lifetime, see :mod:`~toolret.providers.wire_names`)."""
         snap = self.kb._writer.snapshot
-        if self._names is None or self._names[0] != id(snap):
-            self._names = (id(snap), WireNames(snap.docs))
-        return self._names[1].tool_id(name, namespace)
+        if self._named is None or self._named() is not snap:
+            self._names.update(snap.docs)
+            self._named = weakref.ref(snap)
+        return self._names
+
+    def _wire_id(self, name: str, namespace: str | None = None) -> str:
+        """The id of the tool the model called ``name`` (inside ``namespace``)."""
+        return self._wire_names().tool_id(name, namespace)
 
     def _call(self, tool_id: str, args: dict[str, Any], called: str, where: Where | None) -> Any:
         """Run the live tool ``tool_id`` with ``args``; one outside the restriction is a ScopeError, never run."""
         check_in_restriction(self.kb._writer.snapshot, tool_id, self.allowed_ids, self._scope(where))
-        fn = self.kb.tool(tool_id)
-        if not callable(fn):
-            raise QueryError(f"tool {called!r} was indexed as data, not as code: run it yourself (tool_id)")
-        invoke = getattr(fn, "invoke", None)
-        return invoke(args) if callable(invoke) else fn(**args)
+        return run_live(self.kb.tool(tool_id), args, called)
+
+
+def run_live(tool: Any, args: dict[str, Any], called: str) -> Any:
+    """What the live ``tool`` returns for ``args``: a framework tool through its own entry point.
+
+    A LangChain tool (or any runnable) is run with ``invoke`` (langchain-core 1.x tools are not
+    callable); a LlamaIndex tool is called and its ``ToolOutput`` unwrapped to the function's own
+    value; a plain callable is called with the arguments as keywords. A tool given as data (a dict,
+    a ToolDoc) has no code to run here: that is an error saying to run it yourself.
+    """
+    invoke = getattr(tool, "invoke", None)
+    if callable(invoke):
+        return invoke(args)
+    if not callable(tool):
+        raise QueryError(f"tool {called!r} was indexed as data, not as code: run it yourself (tool_id)")
+    value = tool(**args)
+    if type(value).__module__.startswith("llama_index") and hasattr(value, "raw_output"):
+        return value.raw_output  # LlamaIndex's ToolOutput: the function's value, not its text rendering
+    return value
+
+
+def output_text(value: Any) -> str:
+    """A tool's result as the text a model reads: a string as it is, anything else as JSON."""
+    return value if isinstance(value, str) else json.dumps(value, default=str)

@@ -26,12 +26,12 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Annotated, Any
 
 from toolret.config import RetrievalConfig
 from toolret.documents.tool_doc import ToolDoc
-from toolret.errors import MissingDependencyError
+from toolret.errors import MissingDependencyError, ToolNotFoundError
 from toolret.retrieval.scope import Where, as_scope, tool_in_scope
 from toolret.sources.mcp import from_mcp_tool
 
@@ -62,7 +62,8 @@ class ToolretSearchTransform(BaseSearchTransform):
         config: toolret's retrieval preset (default ``"fast"``: no LLM step inside a server call).
         embedder: the embedding model (default: toolret's packaged one; offline).
         knowledge_base: a prebuilt :class:`~toolret.ToolKnowledgeBase` to search instead of indexing
-            the catalog (it must hold every catalog tool by name).
+            the catalog (it must hold every catalog tool by name: a search over one that lacks some
+            is a ToolNotFoundError naming them, never a quietly shorter catalog).
         where: a scope every search keeps to (:class:`~toolret.ToolScope`: tags, ``read_only``,
             ``destructive`` from the tools' annotations...): a tool outside it is never returned.
     """
@@ -145,9 +146,24 @@ class ToolretSearchTransform(BaseSearchTransform):
             return []
         by_name = {t.name: t for t in tools}
         kb = self._indexed([tool_doc(t) for t in by_name.values()])
+        if not self._own:
+            _check_holds(kb, by_name)
         result = kb.search(query, self._max_results, allowed_ids=list(by_name), where=self._where)
         return [by_name[t.id] for t in result.tools if t.id in by_name]
 
     async def _search(self, tools: Sequence[Tool], query: str) -> Sequence[Tool]:
         """Rank the visible ``tools`` for ``query`` (indexing and search off the event loop)."""
         return await asyncio.to_thread(self._run_search, tools, query)
+
+
+def _check_holds(kb: Any, names: Iterable[str]) -> None:
+    """A ``knowledge_base=`` given to the transform must hold every catalog tool: one it lacks could
+    never be found, so the server would quietly offer fewer tools than it has."""
+    missing = sorted(n for n in names if n not in kb)
+    if missing:
+        shown = ", ".join(map(repr, missing[:10])) + (f" and {len(missing) - 10} more" if len(missing) > 10 else "")
+        raise ToolNotFoundError(
+            f"the knowledge base given as ToolretSearchTransform(knowledge_base=...) lacks {len(missing)} of the "
+            f"server's tools: {shown}. Add them to it (kb.add / kb.sync, ids = the tools' names), or leave "
+            "knowledge_base= out and the transform indexes the catalog itself"
+        )

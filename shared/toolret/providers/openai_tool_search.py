@@ -44,8 +44,7 @@ from typing import Any
 from toolret.config import K, RetrievalConfig
 from toolret.documents.tool_doc import ToolDoc
 from toolret.errors import QueryError
-from toolret.providers.client_search import ClientToolSearch, field_of
-from toolret.providers.wire_names import function_name, namespace_of
+from toolret.providers.client_search import ClientToolSearch, field_of, output_text
 from toolret.results import SearchResult
 from toolret.retrieval.scope import Where
 
@@ -102,9 +101,9 @@ def loaded_tools(history: Iterable[Any]) -> set[tuple[str | None, str]]:
     return out
 
 
-def _function(doc: ToolDoc) -> dict[str, Any]:
-    """``doc`` as a Responses function tool (``FunctionToolParam``)."""
-    spec: dict[str, Any] = {"type": "function", "name": function_name(doc), "parameters": doc.parameters_schema()}
+def _function(doc: ToolDoc, name: str) -> dict[str, Any]:
+    """``doc`` as a Responses function tool (``FunctionToolParam``) called ``name``."""
+    spec: dict[str, Any] = {"type": "function", "name": name, "parameters": doc.parameters_schema()}
     if doc.description:
         spec["description"] = doc.description
     return spec
@@ -133,7 +132,7 @@ class OpenAIToolSearch(ClientToolSearch):
         allowed_ids: Collection[str] | None = None,
         where: Where | None = None,
     ) -> None:
-        super().__init__(kb, k=k, config=config, allowed_ids=allowed_ids, where=where)
+        super().__init__(kb, k=k, config=config, allowed_ids=allowed_ids, where=where, namespaced=namespaces)
         self.namespaces = namespaces
 
     def tool(self, description: str = _DESCRIPTION) -> dict[str, Any]:
@@ -157,23 +156,23 @@ class OpenAIToolSearch(ClientToolSearch):
         """
         result = self.search(call, where=where)
         loaded = loaded_tools(history)
-        docs = [self.kb.get(t.id) for t in result.tools]
+        names = self._wire_names()
         tools: list[dict[str, Any]] = []
-        grouped: dict[str, list[ToolDoc]] = {}
-        for doc in docs:
-            ns = namespace_of(doc) if self.namespaces else None
-            if (ns, function_name(doc)) in loaded:
+        grouped: dict[str, list[dict[str, Any]]] = {}
+        for scored in result.tools:
+            doc = self.kb.get(scored.id)
+            ns, name = names.name_of(doc.id)
+            if (ns, name) in loaded:
                 continue
             if ns is None:
-                tools.append(_function(doc))
+                tools.append(_function(doc, name))
             else:
                 if ns not in grouped:
                     grouped[ns] = []
-                    tools.append({"type": "namespace", "name": ns, "description": f"Tools of {ns}.", "tools": []})
-                grouped[ns].append(doc)
-        for spec in tools:
-            if spec["type"] == "namespace":
-                spec["tools"] = [_function(d) for d in grouped[spec["name"]]]
+                    tools.append(
+                        {"type": "namespace", "name": ns, "description": f"Tools of {ns}.", "tools": grouped[ns]}
+                    )
+                grouped[ns].append(_function(doc, name))
         item: dict[str, Any] = {
             "type": "tool_search_output",
             "execution": "client",
@@ -185,20 +184,25 @@ class OpenAIToolSearch(ClientToolSearch):
         return item
 
     def tool_id(self, call: Any) -> str:
-        """The knowledge base id of the tool a ``function_call`` item names (with its ``namespace``)."""
-        return self._wire_id(field_of(call, "name"), field_of(call, "namespace") if self.namespaces else None)
+        """The knowledge base id of the tool a ``function_call`` item names (with its ``namespace``).
+
+        Each tool has its own wire name for this helper's lifetime (two servers' ``create_lead`` are
+        sent as ``crm_create_lead`` and ``mkt_create_lead``), so a call maps back to exactly one id.
+        """
+        return self._wire_id(field_of(call, "name"), field_of(call, "namespace"))
 
     def run(self, call: Any, *, where: Where | None = None) -> dict[str, Any]:
         """Run the live tool a ``function_call`` names with its JSON arguments; the ``function_call_output`` item.
 
-        For tools indexed as live callables (``kb.tool(id)``); a tool given as data has no code to run
-        here, so call your own executor with :meth:`tool_id` instead. A tool outside the helper's
-        restriction (and ``where``) is a ScopeError, never run: the model was never offered it.
+        For tools indexed as live objects (``kb.tool(id)``: callables, LangChain and LlamaIndex tools);
+        a tool given as data has no code to run here, so call your own executor with :meth:`tool_id`
+        instead. A tool outside the helper's restriction (and ``where``) is a ScopeError, never run:
+        the model was never offered it. The output is the tool's text, or its value as JSON.
         """
         raw = field_of(call, "arguments") or "{}"
         args = json.loads(raw) if isinstance(raw, str) else dict(raw)
         value = self._call(self.tool_id(call), args, field_of(call, "name"), where)
-        return {"type": "function_call_output", "call_id": field_of(call, "call_id"), "output": str(value)}
+        return {"type": "function_call_output", "call_id": field_of(call, "call_id"), "output": output_text(value)}
 
 
 def tool_search_output(

@@ -9,7 +9,7 @@ import pytest
 from anthropic.types import MessageParam, ToolParam, ToolResultBlockParam, ToolUseBlock
 from pydantic import TypeAdapter
 
-from toolret import ScopeError, ToolDoc, ToolKnowledgeBase
+from toolret import ScopeError, ToolDoc, ToolKnowledgeBase, ToolRetError
 from toolret.providers import AnthropicToolSearch, tool_reference_result
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "anthropic_tool_search.py"
@@ -111,3 +111,69 @@ def test_the_example_loop_runs_end_to_end_offline(embedder):
     assert answer == "It is sunny in Paris (21 C)."
     assert messages[2]["content"][0]["content"][0] == {"type": "tool_reference", "tool_name": "get_weather"}
     assert messages[4]["content"][0]["content"] == "Sunny, 21 C in Paris"
+
+
+# ------------------------------------------------------------------ two sources, one tool name
+LEADS = [
+    ToolDoc(id="crm/create_lead", name="create_lead", description="Create a sales lead in the CRM."),
+    ToolDoc(id="mkt/create_lead", name="create_lead", description="Create a marketing lead for a campaign."),
+]
+
+
+def test_two_sources_tools_of_one_name_are_sent_once_each_and_each_runs_its_own_tool(embedder):
+    kb = ToolKnowledgeBase(embedder=embedder)
+    kb.add(LEADS)
+    kb.live_tools.update(
+        {"crm/create_lead": lambda name: f"crm lead {name}", "mkt/create_lead": lambda name: f"mkt lead {name}"}
+    )
+    search = AnthropicToolSearch(kb, k=2)
+    tools = search.tools()
+    for tool in tools:
+        TypeAdapter(ToolParam).validate_python(tool)
+    sent = [t["name"] for t in tools]
+    assert len(sent) == len(set(sent)) == 3
+    block = search.result(_use("create a new lead"))
+    referenced = [b["tool_name"] for b in block["content"]]
+    assert len(referenced) == 2 and set(referenced) <= set(sent)
+    ran = {}
+    for name in referenced:
+        use = ToolUseBlock(type="tool_use", id="tu_5", name=name, input={"name": "Ada"})
+        ran[search.tool_id(use)] = search.answer(use)["content"]
+    assert ran == {"crm/create_lead": "crm lead Ada", "mkt/create_lead": "mkt lead Ada"}
+    assert [t["name"] for t in search.tools()] == sent  # stable across calls
+    kb.close()
+
+
+def test_a_user_tool_named_like_the_search_tool_is_refused_naming_the_option(embedder):
+    def tool_search(text: str) -> str:
+        """Search the company wiki."""
+        return "wiki"
+
+    kb = ToolKnowledgeBase(embedder=embedder)
+    kb.add([get_weather, tool_search])
+    with pytest.raises(ToolRetError, match=r"'tool_search'.*name="):
+        AnthropicToolSearch(kb).tools()
+    search = AnthropicToolSearch(kb, name="find_tools")
+    names = [t["name"] for t in search.tools()]
+    assert names[-1] == "find_tools" and "tool_search" in names[:-1]
+    out = search.answer(ToolUseBlock(type="tool_use", id="tu_6", name="tool_search", input={"text": "x"}))
+    assert out["content"] == "wiki"
+    kb.close()
+
+
+def test_a_langchain_tool_runs_and_a_dict_result_is_json(embedder):
+    from langchain_core.tools import tool
+
+    @tool
+    def get_account(account_id: int) -> dict:
+        """Fetch an account by id."""
+        return {"id": account_id, "active": True}
+
+    kb = ToolKnowledgeBase(embedder=embedder)
+    kb.add([get_account])
+    out = AnthropicToolSearch(kb).run(
+        ToolUseBlock(type="tool_use", id="tu_7", name="get_account", input={"account_id": 7})
+    )
+    TypeAdapter(ToolResultBlockParam).validate_python(out)
+    assert out["content"] == '{"id": 7, "active": true}'
+    kb.close()

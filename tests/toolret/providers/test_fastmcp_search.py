@@ -135,3 +135,17 @@ def test_the_example_runs(capsys):
     assert "search_tools('is it raining in Paris?') -> []" in out
     assert "search_tools('is it raining in Paris?') -> ['get_weather'" in out
     assert "call_tool('delete_file') -> error: True" in out
+
+
+async def test_a_knowledge_base_lacking_catalog_tools_is_an_error_naming_the_option_and_the_tools(make_kb):
+    def get_weather(city: str) -> str:
+        """Current weather for a city."""
+        return f"sunny in {city}"
+
+    kb = make_kb([get_weather])  # the server also has convert_currency, delete_file and send_email
+    async with Client(_server(ToolretSearchTransform(max_results=2, knowledge_base=kb))) as client:
+        result = await client.call_tool("search_tools", {"query": "send an email"}, raise_on_error=False)
+    assert result.is_error
+    text = result.content[0].text  # type: ignore[union-attr]
+    assert "knowledge_base=" in text and "allowed_ids" not in text
+    assert all(name in text for name in ("convert_currency", "delete_file", "send_email"))

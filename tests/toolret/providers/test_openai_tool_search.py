@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ from openai.types.responses.response_tool_search_output_item_param import Respon
 from openai.types.responses.tool_search_tool import ToolSearchTool
 from pydantic import TypeAdapter
 
-from toolret import ScopeError, ToolDoc, ToolKnowledgeBase
+from toolret import QueryError, ScopeError, ToolDoc, ToolKnowledgeBase
 from toolret.providers import OpenAIToolSearch, loaded_tools, tool_search_output
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "openai_tool_search.py"
@@ -151,3 +152,105 @@ def test_the_example_loop_runs_end_to_end_offline(embedder, capsys):
     output = next(i for i in items if isinstance(i, dict) and i.get("type") == "tool_search_output")
     assert output["tools"][0]["name"] == "get_weather"
     assert {"type": "function_call_output", "call_id": "call_weather", "output": "Sunny, 21 C in Paris"} in items
+
+
+# ------------------------------------------------------------------ two sources, one tool name
+def _lead_tools() -> list[ToolDoc]:
+    return [
+        ToolDoc(id="crm/create_lead", name="create_lead", description="Create a sales lead in the CRM."),
+        ToolDoc(id="mkt/create_lead", name="create_lead", description="Create a marketing lead for a campaign."),
+    ]
+
+
+def _lead_kb(embedder) -> ToolKnowledgeBase:
+    """Two servers' ``create_lead``, each with its own live callable (what ``run`` executes)."""
+    kb = ToolKnowledgeBase(embedder=embedder)
+    kb.add(_lead_tools())
+    kb.live_tools.update(
+        {"crm/create_lead": lambda name: f"crm lead {name}", "mkt/create_lead": lambda name: f"mkt lead {name}"}
+    )
+    return kb
+
+
+def _function_call(name: str, arguments: str = '{"name": "Ada"}', namespace: str | None = None):
+    return ResponseFunctionToolCall(
+        type="function_call", call_id="c", name=name, arguments=arguments, namespace=namespace
+    )
+
+
+def test_two_sources_tools_of_one_name_get_distinct_wire_names_and_each_runs_its_own_tool(embedder):
+    kb = _lead_kb(embedder)
+    search = OpenAIToolSearch(kb, k=2)
+    item = search.output(_call("create a new lead"))
+    TypeAdapter(ResponseInputItemParam).validate_python(item)
+    names = [t["name"] for t in item["tools"]]
+    assert len(names) == 2 and len(set(names)) == 2
+    ran = {search.tool_id(_function_call(n)): search.run(_function_call(n))["output"] for n in names}
+    assert ran == {"crm/create_lead": "crm lead Ada", "mkt/create_lead": "mkt lead Ada"}
+    again = search.output(_call("add a lead for the spring campaign", "call_2"))
+    assert {t["name"] for t in again["tools"]} == set(names)  # the same tool keeps its name across calls
+    kb.close()
+
+
+def test_a_tool_keeps_its_wire_name_when_a_namesake_arrives_later(embedder):
+    kb = _lead_kb(embedder)
+    kb.remove("mkt/create_lead")
+    search = OpenAIToolSearch(kb, k=2)
+    first = search.output(_call("create a new lead"))
+    assert [t["name"] for t in first["tools"]] == ["create_lead"]
+    kb.add(_lead_tools()[1:])
+    kb.live_tools.update({"mkt/create_lead": lambda name: f"mkt lead {name}"})
+    second = search.output(_call("create a new lead", "call_2"), history=[first])
+    (mkt_name,) = [t["name"] for t in second["tools"]]
+    assert mkt_name != "create_lead"
+    assert search.run(_function_call("create_lead"))["output"] == "crm lead Ada"
+    assert search.run(_function_call(mkt_name))["output"] == "mkt lead Ada"
+    kb.close()
+
+
+def test_namespaced_namesakes_map_back_by_namespace_and_an_unqualified_call_is_refused(embedder):
+    kb = _lead_kb(embedder)
+    search = OpenAIToolSearch(kb, k=2, namespaces=True)
+    parsed = ResponseToolSearchOutputItemParam.model_validate(search.output(_call("create a new lead")))
+    assert sorted(t.name for t in parsed.tools) == ["crm", "mkt"]  # type: ignore[union-attr]
+    assert search.run(_function_call("create_lead", namespace="mkt"))["output"] == "mkt lead Ada"
+    assert search.tool_id(_function_call("create_lead", namespace="crm")) == "crm/create_lead"
+    with pytest.raises(QueryError, match="crm/create_lead.*mkt/create_lead"):
+        search.tool_id(_function_call("create_lead"))
+    kb.close()
+
+
+# ------------------------------------------------------------------ what run executes and returns
+def test_a_langchain_tool_and_a_llamaindex_tool_run(embedder):
+    from langchain_core.tools import tool
+    from llama_index.core.tools import FunctionTool
+
+    @tool
+    def lookup_order(order_id: int) -> str:
+        """Look up an order by its number."""
+        return f"order {order_id} shipped"
+
+    def refund_order(order_id: int) -> dict:
+        """Refund an order by its number."""
+        return {"order": order_id, "refunded": True}
+
+    kb = ToolKnowledgeBase(embedder=embedder)
+    kb.add([lookup_order, FunctionTool.from_defaults(fn=refund_order)])
+    search = OpenAIToolSearch(kb)
+    assert search.run(_function_call("lookup_order", '{"order_id": 7}'))["output"] == "order 7 shipped"
+    out = search.run(_function_call("refund_order", '{"order_id": 7}'))
+    assert json.loads(out["output"]) == {"order": 7, "refunded": True}
+    kb.close()
+
+
+def test_a_dict_result_is_sent_as_json(embedder):
+    def get_account(account_id: int) -> dict:
+        """Fetch an account by id."""
+        return {"id": account_id, "active": True}
+
+    kb = ToolKnowledgeBase(embedder=embedder)
+    kb.add([get_account])
+    out = OpenAIToolSearch(kb).run(_function_call("get_account", '{"account_id": 7}'))
+    TypeAdapter(ResponseInputItemParam).validate_python(out)
+    assert out["output"] == '{"id": 7, "active": true}'
+    kb.close()
