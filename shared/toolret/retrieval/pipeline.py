@@ -363,7 +363,13 @@ def finish_search(state: SearchState) -> SearchResult:
         )
         floor = floor_for(state.config, state.embedder.name)
         tools, step = apply_floor(
-            chosen, floor, query=state.query, snap=state.snap, embedder=state.embedder, qvec=state.query_vector
+            chosen,
+            floor,
+            query=state.query,
+            snap=state.snap,
+            embedder=state.embedder,
+            qvec=state.query_vector,
+            requested=state.config.auto_floor is not None,
         )
         state.trace.append(step)
     result = SearchResult(query=state.query, tools=tools, trace=list(state.trace), plan=state.plan)

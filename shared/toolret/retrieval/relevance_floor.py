@@ -31,8 +31,11 @@ Example:
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
+import warnings
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -40,6 +43,7 @@ from typing import Any
 import numpy as np
 
 from toolret.config import RetrievalConfig
+from toolret.index.dense import dense_search
 from toolret.index.embedding import SHIPPED_EMBEDDER_NAME
 from toolret.index.framework_embedding import embed_queries
 from toolret.index.lexical import analyze_query
@@ -117,8 +121,14 @@ CALIBRATED: dict[str, FloorSettings] = {
     ONNX_EMBEDDER_NAME: FloorSettings(margin=0.22, oov_share=0.9, weak_similarity=0.30),
 }
 
+logger = logging.getLogger("toolret")
+
 _LOCK = threading.Lock()
+#: Models :func:`warn_no_floor` has warned about in this process.
+_WARNED: set[str] = set()
 _PROTOTYPES: dict[str, np.ndarray] = {}
+#: (id of a snapshot, model name) -> how well the registry serves each prototype; an entry goes with its snapshot.
+_SERVICE: dict[tuple[int, str], np.ndarray] = {}
 
 
 def _prototypes(embedder: Any) -> np.ndarray:
@@ -127,6 +137,31 @@ def _prototypes(embedder: Any) -> np.ndarray:
         if embedder.name not in _PROTOTYPES:
             _PROTOTYPES[embedder.name] = embed_queries(embedder, list(NULL_PROTOTYPES))
         return _PROTOTYPES[embedder.name]
+
+
+def prototype_service(snap: Snapshot, embedder: Any) -> np.ndarray:
+    """How well ``snap``'s registry serves each of :data:`NULL_PROTOTYPES`: the prototype's best raw
+    cosine with any field of any tool (what :attr:`~toolret.results.ScoredTool.similarity` is for a
+    request). Once per snapshot and model: a registry with a chit-chat or a trivia tool serves
+    "thanks!" or "who painted the Mona Lisa?", and such a prototype is no sign of chit-chat there."""
+    key = (id(snap), embedder.name)
+    with _LOCK:
+        if key in _SERVICE:
+            return _SERVICE[key]
+    protos = _prototypes(embedder)
+    service = np.zeros(len(protos), dtype=np.float64)
+    for field in snap.vectors:
+        if not len(snap.rows[field]):
+            continue
+        for i, proto in enumerate(protos):
+            hits = dense_search(snap, field, proto, 1)
+            if len(hits.top):
+                service[i] = max(service[i], float(hits.at(hits.top).max()))
+    with _LOCK:
+        if key not in _SERVICE:
+            _SERVICE[key] = service
+            weakref.finalize(snap, _SERVICE.pop, key, None)
+        return _SERVICE[key]
 
 
 def floor_for(config: RetrievalConfig, embedder_name: str) -> FloorSettings | None:
@@ -149,6 +184,25 @@ def floor_signals(
     return best, null, oov
 
 
+def warn_no_floor(model: str) -> None:
+    """Say once per process and model (a Python warning and the ``toolret`` logger) that ``k="auto"``
+    runs without a floor: a framework or custom embedder has no calibrated settings, so a greeting
+    still gets tools. Silence is the failure to avoid; ``auto_floor=None`` is the way to accept it."""
+    with _LOCK:
+        if model in _WARNED:
+            return
+        _WARNED.add(model)
+    message = (
+        f"k='auto' has no relevance floor for the embedding model {model!r}: the floor is calibrated per "
+        "embedding model and only toolret's packaged models have one, so a request no tool serves (a greeting, "
+        "a general question) still gets tools. Register settings measured for this model in "
+        "toolret.retrieval.relevance_floor.CALIBRATED (docs/method.md section 10), or pass "
+        "RetrievalConfig(auto_floor=None) to run k='auto' without a floor on purpose"
+    )
+    logger.warning(message)
+    warnings.warn(message, UserWarning, stacklevel=2)
+
+
 def apply_floor(
     tools: Sequence[ScoredTool],
     settings: FloorSettings | None,
@@ -157,10 +211,14 @@ def apply_floor(
     snap: Snapshot,
     embedder: Any,
     qvec: np.ndarray | None = None,
+    requested: bool = False,
 ) -> tuple[list[ScoredTool], TraceStep]:
-    """``tools``, or none when the request wants no tool (``settings``' rule); and the trace step."""
+    """``tools``, or none when the request wants no tool (``settings``' rule); and the trace step.
+    ``requested``: the configuration asks for a floor, so a model without one is warned about."""
     tools = list(tools)
     if settings is None or not tools:
+        if settings is None and requested:
+            warn_no_floor(embedder.name)
         note = "off" if not tools else f"no calibrated floor for {embedder.name!r}: the set is kept"
         return tools, TraceStep(stage="floor", path="skipped", ms=0.0, note=note)
     start = time.perf_counter()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import pytest
 
 from toolret import RetrievalConfig, ToolKnowledgeBase
@@ -73,9 +75,29 @@ def test_a_model_without_a_calibrated_floor_keeps_the_set_and_says_so(embedder):
     own = AsymmetricEmbedder(embedder.embed, embedder.embed, name="my-model")  # any model toolret has not calibrated
     assert own.name not in CALIBRATED
     kb = ToolKnowledgeBase.from_tools(TOOLS, embedder=own)
-    result = kb.search("hi there!", k="auto")
+    with pytest.warns(UserWarning, match="no relevance floor for the embedding model 'my-model'"):
+        result = kb.search("hi there!", k="auto")
     step = next(s for s in result.trace if s.stage == "floor")
     assert result.ids and step.path == "skipped" and "no calibrated floor for 'my-model'" in step.note
+
+
+def test_a_framework_embedder_without_a_floor_warns_at_run_time(embedder, caplog):
+    # issue 41: a LangChain Embeddings as the embedder silently had no floor under k="auto".
+    from tests.toolret.index.test_framework_embedding import PackagedEmbeddings
+
+    lc = PackagedEmbeddings(embedder)
+    lc.model_name = "issue41-uncalibrated"  # a model of the user's: no calibrated floor
+    kb = ToolKnowledgeBase.from_tools(TOOLS, embedder=lc)
+    name = kb.embedder.name
+    with pytest.warns(UserWarning, match="no relevance floor") as caught, caplog.at_level("WARNING", "toolret"):
+        assert kb.search("hi there!", k="auto").ids  # kept: there is no floor to empty it
+    message = str(caught[0].message)
+    assert name in message and "calibrated per embedding model" in message and "auto_floor=None" in message
+    assert any(name in r.getMessage() and "no relevance floor" in r.getMessage() for r in caplog.records)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # once per model, not on every search
+        kb.search("hello", k="auto")
+        kb.search("hi there!", k="auto", config=RetrievalConfig.preset("fast").with_(auto_floor=None))
 
 
 def test_the_rule():
