@@ -25,6 +25,8 @@ from langchain_toolret.narrowing import DEFAULT_TOOL_LIMIT, Fallback, NarrowingM
 from langchain_toolret.scope import ScopeSource
 from toolret import K, QueryError, RetrievalConfig, SearchResult, ToolKnowledgeBase
 from toolret.llm.selector_options import UNSET, check_one_model, parsing_fallback, selector_k, with_selector_options
+from toolret.retrieval.stable_tools import StableTools
+from toolret.retrieval.working_set import slots
 
 __all__ = ["OnParsingFailure", "ToolSelectionMiddleware", "ToolSelectionState"]
 
@@ -34,7 +36,8 @@ OnParsingFailure = Literal["error", "none", "all"] | Sequence[str] | Callable[[A
 
 
 class ToolSelectionState(AgentState[Any]):
-    """Agent state plus the turn's pinned selection ``{"turn", "query", "tools"}`` (private)."""
+    """Agent state plus the turn's pinned selection ``{"turn", "query", "tools", "bound"}`` (private):
+    ``tools`` the turn's own, ``bound`` the conversation's cache-stable list."""
 
     toolret_selection: NotRequired[Annotated[dict[str, Any] | None, PrivateStateAttr]]
 
@@ -64,6 +67,11 @@ class ToolSelectionMiddleware(NarrowingMiddleware):
             budget no selected tool fits binds the best one, with a warning, when no fixed tool is sent.
         scope: the request's tool scope (:mod:`langchain_toolret.scope`): a runtime-context key, a
             function of the context, or a fixed scope; no tool outside it is bound or run.
+        cache_stable: keep the provider's prompt cache (default): within a conversation the bound list
+            only grows, each turn's new tools appended (:mod:`toolret.retrieval.stable_tools`); ``False``
+            binds each turn's own tools only, best first.
+        cache_cap: tools the cache-stable list holds before it is rebuilt once from the turn's tools
+            (default 20, at least twice ``k``; docs/prompt-cache.md gives its cost).
 
     Example::
 
@@ -95,6 +103,8 @@ class ToolSelectionMiddleware(NarrowingMiddleware):
         on_parsing_failure: OnParsingFailure | None = None,
         token_budget: int | None = None,
         scope: ScopeSource | None = None,
+        cache_stable: bool = True,
+        cache_cap: int | None = None,
     ) -> None:
         k = selector_k(k, max_tools)  # LangChain's max_tools is k (toolret.llm.selector_options)
         check_one_model(model, llm)
@@ -122,6 +132,8 @@ class ToolSelectionMiddleware(NarrowingMiddleware):
             scope=scope,
         )
         self.k: K = k
+        #: The cache-stable policy (on or off, the cap) and the lists of recent conversations.
+        self.stable = StableTools(cache_stable, cache_cap)
         self.query_builder = query_builder
         #: LangChain's ``on_parsing_failure`` (None: a malformed answer takes the offline path).
         self.on_parsing_failure = on_parsing_failure
@@ -138,8 +150,9 @@ class ToolSelectionMiddleware(NarrowingMiddleware):
         messages: list[BaseMessage] = list(request.messages)
         turn = turn_key(messages)
         pinned: Any = dict(request.state).get(_KEY) if isinstance(request.state, dict) else None
+        step.data["bound"] = pinned.get("bound") if pinned else None  # None: not in the state (no checkpointer)
         if pinned and turn is not None and pinned.get("turn") == turn:
-            step.data["names"] = list(pinned.get("tools", []))
+            step.data["names"], step.data["query"] = list(pinned.get("tools", [])), pinned.get("query")
         else:
             step.query = (self.query_builder or conversation_query)(messages)
             if not step.query:
@@ -162,10 +175,21 @@ class ToolSelectionMiddleware(NarrowingMiddleware):
     def _finish(
         self, request: ModelRequest[Any], step: Step, result: SearchResult | None
     ) -> tuple[list[str], dict[str, Any] | None]:
-        update = None
         if result is not None:
-            names = [t.name for t in self.index.live(result, query=step.query)]
-            update = {_KEY: {"turn": step.data["turn"], "query": step.query, "tools": names}}
+            names, query = [t.name for t in self.index.live(result, query=step.query)], step.query
         else:
-            names = step.data["names"]
-        return [*names, *step.data["discovered"]], update
+            names, query = step.data["names"], step.data["query"]
+        growth = self.stable.next(
+            list(request.messages),
+            step.data["bound"],
+            [*names, *step.data["discovered"]],
+            slots=slots(self.k, self.index.config or self.index.kb.config),
+            limit=self.tool_limit - len(step.fixed) - len(step.extra),
+            keep=self._may_bind(step),
+            fits=self._fits(step),
+            owner=self.name,
+        )
+        if result is None and (not self.stable.enabled or growth.names == step.data["bound"]):
+            return growth.names, None  # the turn's list, unchanged: nothing to write
+        record = {"turn": step.data["turn"], "query": query, "tools": names}
+        return growth.names, {_KEY: {**record, "bound": growth.names if self.stable.enabled else None}}

@@ -43,7 +43,7 @@ from toolret.retrieval.offer import (
     warn_fallback,
 )
 from toolret.retrieval.request_scope import checked_source, refusal
-from toolret.retrieval.scope import ToolScope, scoped
+from toolret.retrieval.scope import ToolScope, current_scope, scoped
 from toolret.retrieval.working_set import capped
 
 __all__ = ["DEFAULT_TOOL_LIMIT", "Fallback", "NarrowingMiddleware", "Step"]
@@ -189,6 +189,16 @@ class NarrowingMiddleware(AgentMiddleware[Any, Any, Any]):
         return self.index.fit(
             result, self.token_budget, present=self._as_bound, always=step.fixed, keep_best=not step.fixed
         )
+
+    def _may_bind(self, step: Step) -> Callable[[str], bool]:
+        """Which candidate names this call may bind: the agent's tools, inside the request's scope."""
+        scope = current_scope()
+        allowed = {t.name for t in (tools_in_scope(step.candidates, scope, self.index) if scope else step.candidates)}
+        return allowed.__contains__
+
+    def _fits(self, step: Step) -> Callable[[Sequence[str]], bool] | None:
+        """Whether candidate names fit :attr:`token_budget` as bound, the fixed tools counted first (None: no budget)."""
+        return self.index.fits(self.token_budget, present=self._as_bound, always=step.fixed)
 
     def _respond(self, response: Any, update: dict[str, Any] | None) -> Any:
         if not update:

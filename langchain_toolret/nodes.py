@@ -34,11 +34,15 @@ from langgraph.runtime import get_runtime
 from langchain_toolret.binding import ToolDefinitions
 from langchain_toolret.condensed import CondensedTools
 from langchain_toolret.index import ToolIndex
+from langchain_toolret.ingest import tool_to_doc
 from langchain_toolret.options import record_selection
 from langchain_toolret.retriever import Selection, ToolRetriever
 from langchain_toolret.scope import ScopeSource, scope_of, tools_in_scope
 from toolret import K, QueryError, RetrievalConfig, SearchResult, ToolKnowledgeBase, validate_k
-from toolret.retrieval.scope import scoped
+from toolret.retrieval.request_scope import tool_allowed
+from toolret.retrieval.scope import current_scope, scoped
+from toolret.retrieval.stable_tools import StableTools
+from toolret.retrieval.working_set import slots
 
 __all__ = ["ToolRetrievalState", "create_model_node", "create_tool_retrieval_node"]
 
@@ -62,6 +66,8 @@ def create_tool_retrieval_node(
     llm: Any = None,
     query_builder: Callable[[list[BaseMessage]], str | None] | None = None,
     scope: ScopeSource | None = None,
+    cache_stable: bool = True,
+    cache_cap: int | None = None,
 ) -> RunnableLambda[dict[str, Any], dict[str, Any]]:
     """A node writing to ``state[key]`` the names of the tools retrieved for ``state[messages_key]``,
     ``always_include`` first.
@@ -71,10 +77,20 @@ def create_tool_retrieval_node(
     ``ToolKnowledgeBase``. The query is the latest user message (earlier ones for a follow-up), or a
     ``query_builder``'s, searched as it is; no user message is a :class:`toolret.QueryError`. ``scope``: the
     request's tool scope from the graph's runtime context (:mod:`langchain_toolret.scope`).
+
+    ``cache_stable`` (default): within a conversation ``state[key]`` only grows, each turn's new tools
+    appended after the ones it holds, so the model node's bound list keeps the provider's prompt cache;
+    past ``cache_cap`` tools (default 20, at least twice ``k``) it is rebuilt once from the turn's tools
+    (:mod:`toolret.retrieval.stable_tools`). ``False``: each turn's own tools, best first.
     """
     selection = Selection.of(source, k=k, config=config, llm=llm)
     index, k = selection.index, selection.k
     fixed = list(dict.fromkeys(always_include))
+    stable = StableTools(cache_stable, cache_cap)
+
+    def _may_bind(name: str) -> bool:  # the model node ignores a name it does not know; the scope is kept here
+        request_scope = current_scope()
+        return request_scope is None or tool_allowed(index.tool(name), name, request_scope, index.kb, tool_to_doc)
 
     def _messages(state: dict[str, Any]) -> list[BaseMessage]:
         if messages_key not in state:
@@ -84,7 +100,9 @@ def create_tool_retrieval_node(
             )
         return list(state.get(messages_key) or [])
 
-    def _update(result: SearchResult | None, query: str | None) -> dict[str, Any]:
+    def _update(
+        state: dict[str, Any], messages: list[BaseMessage], result: SearchResult | None, query: str | None
+    ) -> dict[str, Any]:
         if result is None:
             raise QueryError(
                 f"the tool retrieval node found no user message in state[{messages_key!r}]: there "
@@ -92,7 +110,17 @@ def create_tool_retrieval_node(
             )
         index.check_always_include(fixed, "the tool retrieval node")
         result = selection.fit(result)  # a tool that cannot be bound is left out, with a warning and a trace step
-        names = list(dict.fromkeys([*fixed, *index.names(result, query=query)]))
+        held = state.get(key)
+        growth = stable.next(
+            messages,
+            None if held is None else [n for n in held if n not in fixed],
+            [n for n in index.names(result, query=query) if n not in fixed],
+            slots=slots(k, index.config or index.kb.config),
+            keep=_may_bind,
+            fits=index.fits(selection.token_budget, present=selection.present),
+            owner="the tool retrieval node",
+        )
+        names = list(dict.fromkeys([*fixed, *growth.names]))
         record_selection("tool_selection", query or result.query, result, names)
         return {key: names}
 
@@ -116,12 +144,13 @@ def create_tool_retrieval_node(
     def _select(state: dict[str, Any]) -> dict[str, Any]:
         messages = _messages(state)
         query = query_builder(messages) if query_builder is not None else None
-        return _update(index.search_for(query, k, messages=None if query_builder else messages), query)
+        return _update(state, messages, index.search_for(query, k, messages=None if query_builder else messages), query)
 
     async def _aselect(state: dict[str, Any]) -> dict[str, Any]:
         messages = _messages(state)
         query = query_builder(messages) if query_builder is not None else None
-        return _update(await index.asearch_for(query, k, messages=None if query_builder else messages), query)
+        found = await index.asearch_for(query, k, messages=None if query_builder else messages)
+        return _update(state, messages, found, query)
 
     return RunnableLambda(select, afunc=aselect, name="tool_retrieval")
 

@@ -58,7 +58,7 @@ def test_selection_is_pinned_inside_the_tool_loop_and_redone_on_a_new_turn(kb, t
         tool_call("convert_currency", amount=20, from_currency="EUR", to_currency="JPY"),
         "3200 yen.",
     ]
-    agent, model, _ = _agent(tools, replies, k=2, knowledge_base=kb)
+    agent, model, _ = _agent(tools, replies, k=2, knowledge_base=kb, cache_stable=False)
     agent.invoke({"messages": [HumanMessage("what's the weather in Paris and in Lyon?")]}, THREAD)
     turn1 = [c.tools for c in model.calls]
     assert len(turn1) == 3 and turn1[0] == turn1[1] == turn1[2]  # same definitions, same order
@@ -93,7 +93,7 @@ def test_escape_hatch_widens_the_set_for_the_rest_of_the_turn(kb, tools):
         return tool_call("translate_text", text="hello", target_language="fr")
 
     replies = [tool_call("search_tools", query="translate text into another language"), call_found_tool, "Bonjour."]
-    agent, model, _ = _agent(tools, replies, k=1, search_tool=True, search_k=2, knowledge_base=kb)
+    agent, model, _ = _agent(tools, replies, k=1, search_tool=True, search_k=2, knowledge_base=kb, cache_stable=False)
     out = agent.invoke({"messages": [HumanMessage("what is the weather in Paris?")]}, THREAD)
     assert model.calls[0].tool_names == ["search_tools", "get_weather"]
     found = next(m for m in out["messages"] if isinstance(m, ToolMessage) and m.name == "search_tools")
@@ -101,7 +101,7 @@ def test_escape_hatch_widens_the_set_for_the_rest_of_the_turn(kb, tools):
     assert "- translate_text: Translate text into another language." in found.content
     assert model.calls[1].tool_names[:2] == ["search_tools", "get_weather"]
     assert "[fr] hello" in out["messages"][-2].content
-    # A new turn starts from a fresh selection: the discovered tool is gone.
+    # Without the cache-stable list, a new turn starts from a fresh selection: the discovered tool is gone.
     agent.invoke({"messages": [HumanMessage("what is the stock price of ACME?")]}, THREAD)
     assert "translate_text" not in model.calls[-1].tool_names
 
@@ -218,7 +218,8 @@ def test_one_oversized_tool_does_not_switch_narrowing_off(embedder, caplog):
     assert "'encyclopedia_lookup'" in caplog.text and "cut to the first" in caplog.text
     assert len(model.calls[0].tools) == 4 and model.calls[0].tool_names[:2] == ["send_sms", "book_flight"]
     agent.invoke({"messages": [HumanMessage("encyclopedia_lookup the Roman empire")]}, THREAD)
-    assert "encyclopedia_lookup" in model.calls[1].tool_names and len(model.calls[1].tools) == 4
+    first, second = model.calls[0].tool_names, model.calls[1].tool_names  # the second list grows the first
+    assert second[:4] == first and "encyclopedia_lookup" in second[4:] and len(second) == 7
 
 
 @pytest.mark.parametrize(("options", "limit"), [({}, 128), ({"tool_limit": 20}, 20)])
@@ -237,7 +238,11 @@ def test_fallback_all_never_sends_more_than_the_tool_limit(options, limit, caplo
 
 def test_a_new_request_does_not_inherit_the_previous_turns_tools(registry_kb):
     agent, model, _ = _agent(
-        registry50.registry(), ["Booked.", "Lights on.", "Playing."], k=3, knowledge_base=registry_kb
+        registry50.registry(),
+        ["Booked.", "Lights on.", "Playing."],
+        k=3,
+        knowledge_base=registry_kb,
+        cache_stable=False,
     )
     agent.invoke({"messages": [HumanMessage("Book me a flight from Paris to Rome on June 3")]}, THREAD)
     agent.invoke({"messages": [HumanMessage("turn on the kitchen lights")]}, THREAD)
@@ -254,7 +259,9 @@ def test_a_new_request_in_a_thread_keeps_its_own_tools(registry_kb):
     from langchain_toolret import ToolIndex
 
     second = "is it raining in Oslo? also convert 100 dollars to euros"
-    agent, model, _ = _agent(registry50.registry(), ["Sent.", "Rain; 92 euros."], k=3, knowledge_base=registry_kb)
+    agent, model, _ = _agent(
+        registry50.registry(), ["Sent.", "Rain; 92 euros."], k=3, knowledge_base=registry_kb, cache_stable=False
+    )
     agent.invoke({"messages": [HumanMessage("send an email to bob@example.com saying hi")]}, THREAD)
     with collect_runs() as collected:
         agent.invoke({"messages": [HumanMessage(second)]}, THREAD)
@@ -268,7 +275,7 @@ def test_a_new_request_in_a_thread_keeps_its_own_tools(registry_kb):
 
 def test_a_follow_up_keeps_its_own_tools_first_and_the_trace_names_the_added_ones(registry_kb):
     agent, model, middleware = _agent(
-        registry50.registry(), ["18 degrees.", "21 degrees."], k=3, knowledge_base=registry_kb
+        registry50.registry(), ["18 degrees.", "21 degrees."], k=3, knowledge_base=registry_kb, cache_stable=False
     )
     agent.invoke({"messages": [HumanMessage("what's the weather in Madrid?")]}, THREAD)
     agent.invoke({"messages": [HumanMessage("and in Rome?")]}, THREAD)
@@ -283,7 +290,9 @@ def test_a_follow_up_keeps_its_own_tools_first_and_the_trace_names_the_added_one
 
 
 def test_a_follow_up_that_refers_back_keeps_its_own_best_tool(registry_kb):
-    agent, model, _ = _agent(registry50.registry(), ["Booked.", "Reserved."], k=3, knowledge_base=registry_kb)
+    agent, model, _ = _agent(
+        registry50.registry(), ["Booked.", "Reserved."], k=3, knowledge_base=registry_kb, cache_stable=False
+    )
     agent.invoke({"messages": [HumanMessage("Book me a flight from Paris to Rome on June 3")]}, THREAD)
     agent.invoke({"messages": [HumanMessage("reserve a hotel room there")]}, THREAD)
     names = model.calls[1].tool_names

@@ -177,3 +177,88 @@ def test_a_retriever_source_brings_its_k_and_budget_to_the_node_and_the_graph(to
     fitted = [t.name for t in tight.search("what is ACME's share price right now?").tools]
     assert 0 < len(fitted) < 5
     assert create_tool_retrieval_node(tight).invoke(ask)["selected_tools"] == fitted
+
+
+# ---------------------------------------------------------------------------- cache-stable selections
+def _threaded_graph(source, model, tools, **node_options):
+    from dataclasses import dataclass
+
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from toolret import ToolScope
+
+    @dataclass
+    class Ctx:
+        tool_scope: ToolScope
+
+    builder = StateGraph(ToolRetrievalState, context_schema=Ctx)
+    builder.add_node("select_tools", create_tool_retrieval_node(source, **node_options))
+    builder.add_node("agent", create_model_node(model, tools))
+    builder.add_node("tools", ToolNode(tools))
+    builder.add_edge(START, "select_tools")
+    builder.add_edge("select_tools", "agent")
+    builder.add_conditional_edges("agent", tools_condition)
+    builder.add_edge("tools", "agent")
+    return builder.compile(checkpointer=InMemorySaver()), Ctx
+
+
+THREAD = {"configurable": {"thread_id": "t1"}}
+TURNS = ["what's the weather in Oslo?", "convert 20 euros to yen", "e-mail bob the result", "ACME's share price?"]
+
+
+def _bound(model):
+    return [c.tool_names for c in model.calls]
+
+
+def test_the_selection_only_grows_across_turns_so_the_bound_list_keeps_its_prefix(tool_index, tools):
+    model = ScriptedChatModel()
+    graph, _ = _threaded_graph(tool_index, model, tools, k=2, always_include=["ask_user"])
+    own = []
+    for turn in TURNS:
+        out = graph.invoke({"messages": [HumanMessage(turn)]}, THREAD)
+        own.append([t.name for t in tool_index.search(turn, 2).tools])
+        assert set(own[-1]) <= set(out["selected_tools"])  # each turn's own tools are bound
+    bound = _bound(model)
+    assert all(b[: len(a)] == a for a, b in zip(bound, bound[1:])) and bound[0][0] == "ask_user"
+    assert len(bound[-1]) > 3  # it grew
+    off = ScriptedChatModel()
+    graph, _ = _threaded_graph(tool_index, off, tools, k=2, always_include=["ask_user"], cache_stable=False)
+    for turn, mine in zip(TURNS, own):
+        expected = list(dict.fromkeys(["ask_user", *mine]))
+        assert graph.invoke({"messages": [HumanMessage(turn)]}, THREAD)["selected_tools"] == expected
+    assert not any(b[: len(a)] == a for a, b in zip(_bound(off), _bound(off)[1:]))
+
+
+def test_past_the_cap_the_nodes_list_is_rebuilt_from_the_turns_tools(tool_index, tools):
+    model = ScriptedChatModel()
+    graph, _ = _threaded_graph(tool_index, model, tools, k=2, cache_cap=4)
+    turns = [TURNS[0], TURNS[1], TURNS[3]]
+    for turn in turns:
+        graph.invoke({"messages": [HumanMessage(turn)]}, THREAD)
+    first, second, third = _bound(model)
+    assert second[:2] == first and len(second) == 4
+    assert third == [t.name for t in tool_index.search(turns[2], 2).tools]
+
+
+def test_a_scope_change_drops_the_out_of_scope_tools_from_the_nodes_list(embedder):
+    from langchain_core.tools import StructuredTool
+
+    from toolret import ToolScope
+
+    def make(name, description, tag):
+        return StructuredTool.from_function(lambda request: "done", name=name, description=description, tags=[tag])
+
+    tools = [
+        make("book_flight", "Book a plane ticket between two airports.", "travel"),
+        make("book_hotel", "Reserve a hotel room in a city.", "travel"),
+        make("turn_on_lights", "Turn on the smart lights in a room.", "home"),
+        make("play_music", "Play a song, an artist or a genre.", "home"),
+    ]
+    model = ScriptedChatModel()
+    graph, ctx = _threaded_graph(tools, model, tools, k=2, scope="tool_scope")
+    graph.invoke({"messages": [HumanMessage("book a flight to Rome")]}, THREAD, context=ctx(ToolScope()))
+    assert "book_flight" in model.calls[0].tool_names
+    out = graph.invoke(
+        {"messages": [HumanMessage("turn on the lights")]}, THREAD, context=ctx(ToolScope(tags=["home"]))
+    )
+    assert set(out["selected_tools"]) == {"turn_on_lights", "play_music"} == set(model.calls[1].tool_names)

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from toolret.config import K, RetrievalConfig
+from toolret.documents.tokens import token_counter
 from toolret.documents.tool_doc import ToolDoc
 from toolret.errors import ConfigError, KnowledgeBaseError, ToolNotFoundError
 from toolret.index.live_tools import LiveTools
@@ -41,7 +42,7 @@ from toolret.index.persistence import registry_hash
 from toolret.knowledge_base import ToolKnowledgeBase
 from toolret.results import ScoredTool, SearchResult
 from toolret.retrieval.conversation import as_chat_history, before_latest, latest_request
-from toolret.retrieval.definitions import DefinitionCache, fit_definitions
+from toolret.retrieval.definitions import DefinitionCache, definition_text, fit_definitions
 from toolret.retrieval.follow_up import add_context
 from toolret.retrieval.search import Search
 from toolret.sources.ingest import to_tool_doc
@@ -371,6 +372,23 @@ class AgentTools:
 
         sent = [d for t in always if (d := self.definitions.safe(bound(t))) is not None]
         return fit_definitions(result, definition, token_budget, always=sent, keep_best=keep_best)
+
+    def fits(
+        self, token_budget: int | None, *, present: Callable[[Any], Any] | None = None, always: Sequence[Any] = ()
+    ) -> Callable[[Sequence[str]], bool] | None:
+        """Whether the tools named fit ``token_budget`` as bound (each definition as :meth:`fit` counts it, of
+        ``present(tool)``; ``always`` counted first); None without a budget. A growing tool list asks it
+        (:mod:`toolret.retrieval.stable_tools`)."""
+        if token_budget is None:
+            return None
+        count = token_counter().count
+
+        def tokens(tool: Any) -> int:
+            definition = self.definitions.safe(present(tool) if present is not None else tool)
+            return 0 if definition is None else count(definition_text(definition))
+
+        fixed = sum(tokens(t) for t in always)
+        return lambda names: fixed + sum(tokens(t) for n in names if (t := self.tool(n)) is not None) <= token_budget
 
     # ------------------------------------------------------------------ cold start
     def warmup(self, tools: Sequence[Any] | None = None) -> float:
