@@ -143,6 +143,43 @@ def test_kill_9_mid_write_leaves_the_previous_index_usable(tmp_path: Path) -> No
     print(f"crash trials: {TRIALS}, kills by phase: {dict(PHASES)}, write in flight found: {dict(LANDED)}")
 
 
+KILLED_AFTER_A_WRITE = """
+import os, signal, sys
+from toolret import ToolKnowledgeBase
+from tests.toolret.fixtures.crash_writer import embedder, tool
+kb = ToolKnowledgeBase(sys.argv[1], embedder=embedder())
+kb.add([tool(1, i, 1) for i in range(20)])  # written to ChromaDB, the manifest marked dirty, never saved
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+SEARCH_PROCESS = """
+import json, sys
+from toolret import ToolKnowledgeBase
+from tests.toolret.fixtures.crash_writer import embedder
+kb = ToolKnowledgeBase.load(sys.argv[1], embedder=embedder())
+print(json.dumps({"ids": len(kb), "top": kb.search("b1_t3", k=1).ids, "chromadb": "chromadb" in sys.modules}))
+"""
+
+
+def _python(code: str, *args: str) -> subprocess.CompletedProcess[str]:
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), *sys.path])}
+    return subprocess.run(
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, env=env, cwd=root, timeout=300
+    )
+
+
+def test_after_a_kill_9_the_first_open_repairs_the_dirty_manifest_for_later_processes(saved_kb: Path) -> None:
+    killed = _python(KILLED_AFTER_A_WRITE, str(saved_kb))
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    assert json.loads((saved_kb / "toolret.json").read_text())["dirty"] is True
+    first = json.loads(_python(SEARCH_PROCESS, str(saved_kb)).stdout.splitlines()[-1])
+    assert first == {"ids": 40, "top": ["b1_t3"], "chromadb": True}  # the dirty mark: read through ChromaDB
+    assert json.loads((saved_kb / "toolret.json").read_text())["dirty"] is False  # ...and repaired
+    later = _python(SEARCH_PROCESS, str(saved_kb))
+    assert json.loads(later.stdout.splitlines()[-1]) == {"ids": 40, "top": ["b1_t3"], "chromadb": False}, later.stderr
+
+
 # ------------------------------------------------------------------ damaged and foreign files
 @pytest.fixture()
 def saved_kb(tmp_path: Path) -> Path:

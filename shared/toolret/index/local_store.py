@@ -12,7 +12,8 @@ mark, so a snapshot file is never trusted after a write it does not contain.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -93,32 +94,43 @@ class LocalStore:
             raise AttributeError(name)
         return getattr(self.chroma, name)
 
-    # ------------------------------------------------------------------ writes: dirty mark first
-    def _writing(self) -> ChromaStore:
+    # ------------------------------------------------------------------ writes: locked, dirty mark first
+    @contextmanager
+    def _writing(self) -> Iterator[ChromaStore]:
+        """The store to write, under the shared write lock (an opening repair never runs meanwhile,
+        :func:`~toolret.index.snapshot_file.repairing`), with the dirty mark set first."""
         store = self.chroma
-        snapshot_file.mark_dirty(self.path)
-        return store
+        with snapshot_file.writing(self.path):
+            snapshot_file.mark_dirty(self.path)
+            yield store
 
     def upsert(self, docs: Sequence[ToolDoc], vectors: Sequence[dict[str, np.ndarray]]) -> None:
-        self._writing().upsert(docs, vectors)
+        with self._writing() as store:
+            store.upsert(docs, vectors)
 
     def delete(self, tool_ids: Sequence[str]) -> None:
-        self._writing().delete(tool_ids)
+        with self._writing() as store:
+            store.delete(tool_ids)
 
     def add_history(self, bundles: Sequence[tuple[str, Sequence[str]]], vectors: np.ndarray) -> None:
-        self._writing().add_history(bundles, vectors)
+        with self._writing() as store:
+            store.add_history(bundles, vectors)
 
     def put_meta(self, key: str, text: str) -> None:
-        self._writing().put_meta(key, text)
+        with self._writing() as store:
+            store.put_meta(key, text)
 
     def clear_history(self) -> None:
-        self._writing().clear_history()
+        with self._writing() as store:
+            store.clear_history()
 
     def bump_generation(self) -> str:
-        return self._writing().bump_generation()
+        with self._writing() as store:
+            return store.bump_generation()
 
     def drop(self) -> None:
-        self._writing().drop()
+        with self._writing() as store:
+            store.drop()
 
     def close(self) -> None:
         """Release the ChromaDB client, when one was opened (:meth:`ChromaStore.close`)."""

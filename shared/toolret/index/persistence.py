@@ -190,20 +190,47 @@ def load_snapshot(writer: IndexWriter, path: Path | None) -> Snapshot:
 
 def opened(writer: IndexWriter) -> None:
     """Opening is over. When ChromaDB was read because the snapshot file was missing, stale or
-    damaged, write a fresh one — unless a write happened meanwhile (the stamp moved) or the
-    manifest is dirty (a write not saved since, perhaps still going on in another process)."""
+    damaged, write a fresh one — unless a write happened meanwhile (the stamp moved).
+
+    A dirty manifest (a write not saved since: a writer killed mid-write, or one that never called
+    ``save()``) is repaired here, by the first process that can: no write running (the lock of
+    :func:`~toolret.index.snapshot_file.repairing`) and nothing written since this process read
+    ChromaDB. It saves the derived files as ``save()`` does and clears the mark; otherwise every
+    later process would read ChromaDB again (seconds) until the next write.
+    """
     store = writer.store
     if not isinstance(store, LocalStore):
         return
     store.end_preload()
     if store.from_file or store.opened_stamp is None or not (store.path / MANIFEST).exists():
         return
-    if snapshot_file.is_dirty(store.path) or store.opened_stamp != snapshot_file.store_stamp(store.path):
+    if snapshot_file.is_dirty(store.path):
+        _repair(writer, store)
+        return
+    if store.opened_stamp != snapshot_file.store_stamp(store.path):
         return
     try:
         _write_snapshot_file(store, writer.snapshot, writer.generation, store.opened_stamp)
     except OSError as exc:  # a read-only copy still opens, only not faster next time
         logger.debug("could not write the snapshot file (%s)", exc)
+
+
+def _repair(writer: IndexWriter, store: LocalStore) -> None:
+    """Save the derived files of a dirty knowledge base from what this process read (see :func:`opened`)."""
+    with snapshot_file.repairing(store.path) as locked:
+        if not locked or store.opened_stamp != snapshot_file.store_stamp(store.path):
+            logger.debug("dirty knowledge base left as it is: a write is running or happened since it was read")
+            return
+        manifest = snapshot_file.read_manifest(store.path) or {}
+        try:
+            _save_files(store.path, writer, str(manifest.get("config") or writer.config.name), store.opened_stamp)
+        except OSError as exc:  # a read-only copy still opens, only not faster next time
+            logger.debug("could not repair the knowledge base's files (%s)", exc)
+            return
+    logger.info(
+        "repaired %s: a write had not been saved (an interrupted writer?); later opens read its snapshot file",
+        store.path,
+    )
 
 
 def _write_snapshot_file(store: LocalStore, snap: Snapshot, generation: str | None, stamp: Any) -> None:
@@ -245,8 +272,16 @@ def save(path: Path, writer: IndexWriter, config_name: str) -> None:
     """Write the lexical indexes, the snapshot file, then the manifest, each atomically (temp + rename).
 
     The snapshot file is written only when the store's change marker is still this writer's
-    (no other process wrote since); only then is the manifest's dirty mark cleared.
+    (no other process wrote since); only then is the manifest's dirty mark cleared. Held under the
+    shared write lock, so no opening repair (:func:`opened`) writes the same files meanwhile.
     """
+    with snapshot_file.writing(path):
+        _save_files(path, writer, config_name)
+
+
+def _save_files(path: Path, writer: IndexWriter, config_name: str, repair_stamp: Any = None) -> None:
+    """What :func:`save` writes; with ``repair_stamp`` (an opening repair, under the exclusive lock),
+    the snapshot file is stamped with the state this process read, and the mark is cleared."""
     snap = writer.snapshot
     tmp = path / f".{_LEXICAL_DIR}.tmp"
     shutil.rmtree(tmp, ignore_errors=True)
@@ -262,7 +297,10 @@ def save(path: Path, writer: IndexWriter, config_name: str) -> None:
     save_hubness(path / _ADAPTATION, snap.hubness, registry_hash(snap.docs))
     clean = False
     store = writer.store
-    if isinstance(store, LocalStore):
+    if isinstance(store, LocalStore) and repair_stamp is not None:
+        _write_snapshot_file(store, snap, writer.generation, repair_stamp)
+        clean = True
+    elif isinstance(store, LocalStore):
         store.chroma  # noqa: B018 - open before stamping: starting a ChromaDB client writes to its files
         stamp = snapshot_file.store_stamp(path)
         if store.generation() == writer.generation:

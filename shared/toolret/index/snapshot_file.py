@@ -17,6 +17,13 @@ as it is now, so a reader never searches a stale copy silently:
 * **Dirty mark.** A writer sets ``"dirty": true`` in the manifest before each ChromaDB write;
   :func:`toolret.index.persistence.save` clears it after writing this file. A crash between the
   two, or a write not followed by ``save()``, leaves the mark, and the file is not trusted.
+* **Repair.** A write (ChromaDB and the derived files) holds a shared lock on ``.toolret.lock``
+  (:func:`writing`) while it runs, which the system drops when a writer dies (``kill -9``). A
+  process that opened a dirty knowledge base through ChromaDB takes the lock exclusively, without
+  waiting (:func:`repairing`): when no write is running and the stamp has not moved since it read
+  ChromaDB, what it read is what ChromaDB holds, and it saves the derived files and clears the
+  mark, so later processes open from this file again instead of each reading ChromaDB. Where the
+  system has no ``flock`` (Windows), nothing is locked and nothing is repaired on open.
 
 Everything is read with ``allow_pickle=False``: arrays are plain numbers, documents JSON bytes.
 """
@@ -27,7 +34,8 @@ import json
 import logging
 import os
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -44,8 +52,11 @@ __all__ = [
     "is_dirty",
     "mark_dirty",
     "read",
+    "read_manifest",
+    "repairing",
     "store_stamp",
     "write",
+    "writing",
 ]
 
 logger = logging.getLogger("toolret")
@@ -86,6 +97,64 @@ def store_stamp(path: Path) -> list[list[Any]]:
             continue
         stamp.append([name, st.st_size, st.st_mtime_ns, header[24:28].hex() + header[92:100].hex()])
     return stamp
+
+
+#: The lock file writes hold shared and an opening repair holds exclusively (see the module doc).
+LOCK_FILE = ".toolret.lock"
+
+
+def _lock_handle(path: Path) -> Any:
+    """An open handle on the lock file, or None where locks cannot be taken (no flock, read-only folder)."""
+    try:
+        import fcntl  # noqa: F401 - POSIX only
+    except ImportError:  # pragma: no cover - Windows
+        return None
+    try:
+        return open(path / LOCK_FILE, "a+b")  # closed by the caller, which releases the lock
+    except OSError:
+        return None
+
+
+@contextmanager
+def writing(path: Path) -> Iterator[None]:
+    """Hold the shared write lock of the knowledge base at ``path`` for the block (many writers may
+    hold it at once; an opening repair waits for none of them, it skips)."""
+    handle = _lock_handle(path)
+    if handle is None:
+        yield
+        return
+    import fcntl
+
+    try:
+        fcntl.flock(handle, fcntl.LOCK_SH)
+        yield
+    finally:
+        handle.close()
+
+
+@contextmanager
+def repairing(path: Path) -> Iterator[bool]:
+    """The exclusive lock, if no write holds the shared one now (True), without waiting (else False)."""
+    handle = _lock_handle(path)
+    if handle is None:
+        yield False
+        return
+    import fcntl
+
+    try:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            yield False
+            return
+        yield True
+    finally:
+        handle.close()
+
+
+def read_manifest(path: Path) -> dict[str, Any] | None:
+    """The manifest as a dict, or None when it is missing or unreadable."""
+    return _manifest(path)
 
 
 def _manifest(path: Path) -> dict[str, Any] | None:

@@ -134,11 +134,42 @@ def test_a_write_without_save_is_never_read_from_the_stale_file(saved_kb: Path) 
     assert _dirty(saved_kb)
     reader = _open(saved_kb)
     assert not _from_file(reader) and "b1_t0" in reader
-    assert not _from_file(_open(saved_kb))  # still dirty: a writer may be mid-write, nothing is rewritten
+    # no write is running: the first open that read ChromaDB saved what it read and cleared the mark
+    assert not _dirty(saved_kb)
+    again = _open(saved_kb)
+    assert _from_file(again) and "b1_t0" in again and _results(again) == _results(reader)
+    writer.add([tool(2, 0, 1)])  # the writer goes on: marked again, the repaired file not trusted
+    assert _dirty(saved_kb) and "b2_t0" in _open(saved_kb)
     writer.save()
     assert not _dirty(saved_kb)
     fresh = _open(saved_kb)
-    assert _from_file(fresh) and "b1_t0" in fresh and len(fresh) == 21
+    assert _from_file(fresh) and "b1_t0" in fresh and "b2_t0" in fresh and len(fresh) == 22
+
+
+def test_no_open_repairs_a_dirty_knowledge_base_while_a_write_is_running(saved_kb: Path) -> None:
+    from toolret.index import snapshot_file
+
+    writer = _open(saved_kb)
+    writer.add([tool(1, 0, 1)])
+    with snapshot_file.writing(saved_kb):  # another write in progress (its lock, as LocalStore holds it)
+        assert not _from_file(_open(saved_kb)) and _dirty(saved_kb)
+        assert not _from_file(_open(saved_kb))  # still dirty: nothing was rewritten under a running write
+    assert not _from_file(_open(saved_kb)) and not _dirty(saved_kb)  # the write is over: repaired
+    assert _from_file(_open(saved_kb))
+
+
+def test_an_open_that_reads_a_write_made_meanwhile_does_not_repair(saved_kb: Path, monkeypatch) -> None:
+    from toolret.index import persistence
+
+    writer = _open(saved_kb)
+    writer.add([tool(1, 0, 1)])
+    opened = persistence.opened
+    # a write lands between this process's read of ChromaDB and the end of its open
+    monkeypatch.setattr(persistence, "opened", lambda w: (writer.add([tool(2, 0, 1)]), opened(w))[1])
+    reader = ToolKnowledgeBase.load(saved_kb, embedder=embedder())
+    monkeypatch.undo()
+    assert "b2_t0" not in reader and _dirty(saved_kb)  # what it read is stale: it must not become the file
+    assert "b2_t0" in _open(saved_kb)
 
 
 def test_a_crash_between_the_chromadb_write_and_the_file_is_detected(saved_kb: Path) -> None:
