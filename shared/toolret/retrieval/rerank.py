@@ -175,7 +175,7 @@ class CrossEncoderReranker(_Stage):
             and "sentence_transformers" not in sys.modules
             and importlib.util.find_spec("sentence_transformers") is None
         ):
-            raise MissingDependencyError("sentence-transformers", purpose="cross-encoder reranking")
+            raise MissingDependencyError("sentence-transformers", extra="hub", purpose="cross-encoder reranking")
         label = model if isinstance(model, str) else type(model).__name__
         self.name = f"cross-encoder:{label}"
         self.top_n, self.batch_size, self.weight, self.device = top_n, batch_size, weight, device
@@ -190,7 +190,9 @@ class CrossEncoderReranker(_Stage):
                 try:
                     from sentence_transformers import CrossEncoder
                 except ImportError as exc:
-                    raise MissingDependencyError("sentence-transformers", purpose="cross-encoder reranking") from exc
+                    raise MissingDependencyError(
+                        "sentence-transformers", extra="hub", purpose="cross-encoder reranking"
+                    ) from exc
                 kwargs: dict[str, Any] = {"device": self.device or "cpu"}
                 if os.path.isdir(self._model_ref):
                     kwargs["local_files_only"] = True

@@ -44,11 +44,10 @@ def file_sha256(path: str | Path) -> str:
 
 
 def _torch_vectors(model_dir: Path, texts: Sequence[str]) -> np.ndarray:
-    import torch
-    import transformers
-
     from toolret.index.onnx_embedding import MAX_TOKENS
-    from toolret.training.trainer import _encode, _tokenizer
+    from toolret.training.trainer import _encode, _imports, _tokenizer
+
+    torch, transformers = _imports()
 
     model = transformers.AutoModel.from_pretrained(str(model_dir)).eval()
     tokenizer = _tokenizer(model_dir)
@@ -60,8 +59,9 @@ def _torch_vectors(model_dir: Path, texts: Sequence[str]) -> np.ndarray:
 
 
 def _export_fp32(model_dir: Path, path: Path) -> None:
-    import torch
-    import transformers
+    from toolret.training.trainer import _imports
+
+    torch, transformers = _imports()
 
     class _Hidden(torch.nn.Module):  # keyword call: transformers' positional order changes between releases
         def __init__(self, inner: Any) -> None:

@@ -113,7 +113,7 @@ def base_model_dir() -> Path:
     """The packaged all-MiniLM-L6-v2 (torch weights, tokenizer): the starting point of every run."""
     from toolret.index.embedding import default_model_path
 
-    return Path(default_model_path())
+    return Path(default_model_path(extra="train"))
 
 
 def _imports() -> tuple[Any, Any]:

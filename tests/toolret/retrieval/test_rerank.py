@@ -172,7 +172,7 @@ def test_cross_encoder_by_name_needs_sentence_transformers(monkeypatch):
     monkeypatch.setattr(
         importlib.util, "find_spec", lambda name, *a: None if name == "sentence_transformers" else real(name, *a)
     )
-    with pytest.raises(MissingDependencyError, match="pip install sentence-transformers"):
+    with pytest.raises(MissingDependencyError, match=r"pip install 'toolret\[hub\]'"):
         CrossEncoderReranker("cross-encoder/ms-marco-MiniLM-L-6-v2")
 
 
