@@ -2,14 +2,18 @@
 
 Runs fully offline: the registry is built from the signatures and docstrings of public
 functions in modules that ship with Python (math, statistics, os.path, json, re, ...), and
-the embedding model comes from a PyPI package. Run it with `make demo`.
+the embedding model comes from a PyPI package. Run it with `make demo`; `--kb DIR` keeps the
+knowledge base in DIR (e.g. for `toolret doctor --kb DIR` or `toolret search --kb DIR`) instead of
+a temporary folder.
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
 import tempfile
 import time
+from pathlib import Path
 
 from toolret import ToolKnowledgeBase
 from toolret.sources.stdlib_registry import stdlib_tools
@@ -29,17 +33,21 @@ REQUESTS = [
 
 
 def main() -> int:
+    parser = argparse.ArgumentParser(description="Index the standard library as a tool registry and search it.")
+    parser.add_argument("--kb", help="keep the knowledge base in this folder (default: a temporary one)")
+    args = parser.parse_args()
     tools = stdlib_tools()
     modules = sorted({t.metadata.get("module", t.name.rsplit(".", 1)[0]) for t in tools})
     print(f"Registry: {len(tools)} standard-library functions from {len(modules)} modules")
     with tempfile.TemporaryDirectory() as folder:
+        path = Path(args.kb) if args.kb else Path(folder) / "stdlib.kb"
         start = time.perf_counter()
-        kb = ToolKnowledgeBase(f"{folder}/stdlib.kb")
-        kb.add(tools, progress=True)
+        kb = ToolKnowledgeBase(path)
+        kb.sync(tools, progress=True)  # a kept folder holds exactly the registry, re-embedding only what changed
         kb.save()
         print(f"Indexed in {time.perf_counter() - start:.1f}s -> {kb!r}\n")
 
-        kb = ToolKnowledgeBase.load(f"{folder}/stdlib.kb")  # reopen from disk, as an agent process would
+        kb = ToolKnowledgeBase.load(path)  # reopen from disk, as an agent process would
         for request in REQUESTS:
             result = kb.search(request, k=3)
             print(f"> {request}   ({result.total_ms:.0f} ms)")

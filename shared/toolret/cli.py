@@ -11,6 +11,7 @@ do with :class:`~toolret.ToolKnowledgeBase`, :mod:`toolret.eval` and the modules
     toolret serve-mcp --server 'files=npx -y @modelcontextprotocol/server-filesystem .' \\
                       [--config mcp.json] [--kb tools.kb] [--transport stdio|streamable-http]
     toolret bench-scale --datasets-root ../shared/benchmarks --sizes 1000,10000,100000 [--out .bench/scale]
+    toolret doctor --kb tools.kb [--json OUT]        # is the registry retrievable? (toolret.eval.doctor)
 
 ``index`` recognises the tool file by its content: JSON lines, an OpenAI tool list, an MCP
 ``tools/list`` result or an OpenAPI 3 spec (JSON or YAML; :mod:`toolret.sources.tool_files`), and
@@ -448,6 +449,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.set_defaults(run=_cmd_serve_mcp)
 
     add_train_parser(verbs)
+    from toolret.eval.doctor_command import add_doctor_parser  # argparse only: the checks load when it runs
+
+    add_doctor_parser(verbs)
 
     scale = verbs.add_parser("bench-scale", help="recall, latency and memory vs registry size (1k..100k tools)")
     scale.add_argument("--datasets-root", default="../shared/benchmarks", help="folder of dataset folders")
