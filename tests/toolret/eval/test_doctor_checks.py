@@ -88,3 +88,32 @@ def test_offline_requests_are_the_purpose_sentence_and_the_name_with_required_ar
     )
     assert offline_requests(doc) == ["Current weather for a city.", "get city weather city name"]
     assert offline_requests(ToolDoc(name="sync_ledger")) == ["sync ledger"]
+
+
+def test_with_an_llm_its_questions_are_the_requests_each_tool_is_checked_with(make_kb):
+    import json
+
+    from toolret.eval.doctor import diagnose
+    from toolret.llm.testing import ScriptedLLM
+
+    written = {
+        "convert_currency": ["how many yen do I get for 20 euros?", "20 USD in EUR"],
+        "send_email": ["book me a flight from Paris to Rome on June 3"],  # a question the tool does not answer
+        "book_flight": ["get me a plane ticket to Lisbon on Friday"],
+    }
+
+    def answer(messages) -> str:
+        text = "\n".join(m.content for m in messages)
+        if "unfaithful" in text:  # the faithfulness judge
+            return '{"unfaithful": []}'
+        name = next(n for n in written if n in text)
+        return json.dumps({"function": "", "hypothetical_questions": written[name]})
+
+    llm = ScriptedLLM([answer] * 12, name="scripted-llm")
+    report = diagnose(make_kb(DISTINCT), llm=llm)
+    assert report.settings["requests_from"] == "llm (scripted-llm)"
+    checks = {t.id: t for t in report.tools}
+    assert checks["convert_currency"].requests == 2 and checks["convert_currency"].reach == 1.0
+    assert checks["send_email"].reach == 0.0 and checks["send_email"].findings == ["unreached"]
+    (finding,) = [f for f in report.findings if f.kind == "unreached"]
+    assert finding.tool_ids == ["send_email"] and finding.detail["ranked_first_instead"] == {"book_flight": 1}
