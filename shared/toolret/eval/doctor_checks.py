@@ -306,7 +306,7 @@ def reach(
     out: dict[str, Reach] = {}
     for doc in docs:
         asked = requests(doc)
-        first, taken = 0, {}
+        first, taken = 0, dict[str, int]()
         for request in asked:
             winner = top(request)
             if winner == doc.id:
