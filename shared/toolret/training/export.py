@@ -30,7 +30,7 @@ import numpy as np
 
 from toolret.errors import ConfigError, MissingDependencyError
 
-__all__ = ["MODEL_CARD_FILE", "export_onnx_int8", "file_sha256"]
+__all__ = ["MODEL_CARD_FILE", "export_onnx_int8", "file_sha256", "int8_row_lookup"]
 
 MODEL_CARD_FILE = "toolret-model.json"
 
@@ -135,8 +135,57 @@ def _weight_only_int8(source: Path, target: Path) -> None:
     nodes = added_nodes + list(graph.node)
     del graph.node[:]
     graph.node.extend(nodes)
+    int8_row_lookup(model)
     onnx.checker.check_model(model)
     onnx.save(model, str(target))
+
+
+def int8_row_lookup(model: Any) -> list[str]:
+    """Look embedding rows up in the int8 table and scale only those rows; returns the tables rewritten.
+
+    ``Gather(Cast(table_int8) * scale, ids)`` becomes ``Cast(Gather(table_int8, ids)) * Gather(scale, ids)``
+    (one scale per row): the same float products, so bit-identical vectors, but onnxruntime no
+    longer folds the whole 30,522-row vocabulary into float32 when a session loads, which was a
+    third of a fresh process's model load (docs/decisions/2026-11-27-cold-start.md).
+    """
+    from onnx import TensorProto, helper
+
+    graph = model.graph
+    initializers = {init.name: init for init in graph.initializer}
+    producers = {out: node for node in graph.node for out in node.output}
+    consumers: dict[str, list[Any]] = {}
+    for node in graph.node:
+        for name in node.input:
+            consumers.setdefault(name, []).append(node)
+    replace: dict[int, list[Any]] = {}
+    drop: set[int] = set()
+    rewritten = []
+    for gather in graph.node:
+        mul = producers.get(gather.input[0]) if gather.op_type == "Gather" else None
+        if mul is None or mul.op_type != "Mul" or len(consumers.get(mul.output[0], [])) != 1:
+            continue
+        if any(a.name == "axis" and a.i != 0 for a in gather.attribute):
+            continue
+        cast = producers.get(mul.input[0])
+        scale = initializers.get(mul.input[1])
+        if cast is None or cast.op_type != "Cast" or len(consumers.get(cast.output[0], [])) != 1 or scale is None:
+            continue
+        table = initializers.get(cast.input[0])
+        if table is None or table.data_type != TensorProto.INT8 or list(scale.dims) != [table.dims[0], 1]:
+            continue
+        rows, out = gather.output[0] + "_int8_rows", gather.output[0]
+        replace[id(gather)] = [
+            helper.make_node("Gather", [table.name, gather.input[1]], [rows], axis=0),
+            helper.make_node("Cast", [rows], [rows + "_float"], to=TensorProto.FLOAT),
+            helper.make_node("Gather", [scale.name, gather.input[1]], [rows + "_scale"], axis=0),
+            helper.make_node("Mul", [rows + "_float", rows + "_scale"], [out]),
+        ]
+        drop |= {id(cast), id(mul)}
+        rewritten.append(table.name)
+    nodes = [new for node in graph.node if id(node) not in drop for new in replace.get(id(node), [node])]
+    del graph.node[:]
+    graph.node.extend(nodes)
+    return rewritten
 
 
 def export_onnx_int8(
