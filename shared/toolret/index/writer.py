@@ -277,14 +277,17 @@ class IndexWriter:
         self.generation = marker if before == self.generation else None
 
 
-#: Packages whose frames a warning skips, so it points at the user's call (kb.add, an adapter's constructor).
-_OWN_PACKAGES = frozenset({"toolret", "langchain_toolret", "llamaindex_toolret"})
+def _own_frame(module: str) -> bool:
+    """A frame of toolret or of an adapter package (named ``<framework>_toolret`` by convention), which a
+    warning skips so it points at the user's call (kb.add, an adapter's constructor)."""
+    top = module.split(".")[0]
+    return top == "toolret" or top.endswith("_toolret")
 
 
 def _caller_level() -> int:
     """The ``stacklevel`` (for a ``warnings.warn`` in the caller of this) of the first frame outside toolret."""
     frame, level = sys._getframe(1), 1
-    while frame is not None and frame.f_globals.get("__name__", "").split(".")[0] in _OWN_PACKAGES:
+    while frame is not None and _own_frame(frame.f_globals.get("__name__", "")):
         frame, level = frame.f_back, level + 1  # type: ignore[assignment]
     return level
 
