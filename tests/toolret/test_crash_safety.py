@@ -15,6 +15,7 @@ import os
 import random
 import re
 import signal
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -176,6 +177,26 @@ def test_after_a_kill_9_the_first_open_repairs_the_dirty_manifest_for_later_proc
     first = json.loads(_python(SEARCH_PROCESS, str(saved_kb)).stdout.splitlines()[-1])
     assert first == {"ids": 40, "top": ["b1_t3"], "chromadb": True}  # the dirty mark: read through ChromaDB
     assert json.loads((saved_kb / "toolret.json").read_text())["dirty"] is False  # ...and repaired
+    later = _python(SEARCH_PROCESS, str(saved_kb))
+    assert json.loads(later.stdout.splitlines()[-1]) == {"ids": 40, "top": ["b1_t3"], "chromadb": False}, later.stderr
+
+
+def test_a_kill_inside_chromadbs_write_is_repaired_by_the_first_open_too(saved_kb: Path) -> None:
+    # issue 41 replay: a writer killed inside ChromaDB's write leaves records logged but not yet
+    # applied to the collection's metadata segment. ChromaDB applies them on the collection's
+    # first read, a write to its files by the reading process, which read as "a write happened
+    # since" and left the mark for a second slow process (4.1 s, 4.1 s, then 1.6 s; 1.2 s saved).
+    killed = _python(KILLED_AFTER_A_WRITE, str(saved_kb))
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    with sqlite3.connect(saved_kb / "chroma.sqlite3") as db:  # that kill's state: the last 20 records unapplied
+        db.execute(
+            "UPDATE max_seq_id SET seq_id = seq_id - 20 WHERE segment_id IN (SELECT s.id FROM segments s "
+            "JOIN collections c ON s.collection = c.id WHERE c.name = 'toolret_tools' AND s.scope = 'METADATA')"
+        )
+    db.close()
+    first = json.loads(_python(SEARCH_PROCESS, str(saved_kb)).stdout.splitlines()[-1])
+    assert first == {"ids": 40, "top": ["b1_t3"], "chromadb": True}
+    assert json.loads((saved_kb / "toolret.json").read_text())["dirty"] is False  # the first open repaired it
     later = _python(SEARCH_PROCESS, str(saved_kb))
     assert json.loads(later.stdout.splitlines()[-1]) == {"ids": 40, "top": ["b1_t3"], "chromadb": False}, later.stderr
 

@@ -71,6 +71,7 @@ class LocalStore:
             try:
                 store = ChromaStore(path=str(self.path), name=self.name)
                 store.open(self.embedder_name)
+                store.settle()  # ChromaDB's own catch-up writes now, before the stamp (see settle)
             except Exception as exc:  # ChromaDB reports damaged files with many exception types
                 if store is not None:
                     store.close()  # a later open, after a restore, must not find this failed client

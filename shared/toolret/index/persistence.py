@@ -136,6 +136,7 @@ def open_store(path: Path | None, client: Any, collection: str, embedder: Any) -
         store.close()  # ChromaDB would keep the failed client for this path (see ChromaStore.close)
         raise
     if client is None and path is not None:
+        store.settle()  # ChromaDB's own catch-up writes now, before LocalStore takes the stamp
         return LocalStore(path, collection, resolved.name, store=store), resolved  # type: ignore[return-value]
     return store, resolved
 

@@ -170,6 +170,14 @@ class ChromaStore:
         )
         self._meta = self.client.get_or_create_collection(f"{self.name}_meta", metadata=meta, embedding_function=None)
 
+    def settle(self) -> None:
+        """Read one record of each collection, so a local ChromaDB applies now what it still holds only
+        in its log (records a writer killed inside its write logged but did not apply): it does so on a
+        collection's first read, writing to its files, and the reads that follow write nothing. Opening
+        calls it before taking the files' stamp, which must move only for another process's writes."""
+        for col in (self._tools, self._fields, self._history, self._meta):
+            col.get(limit=1, include=[])
+
     def close(self) -> None:
         """Release the client this store made. ChromaDB keeps one system per directory for the
         whole process: one left behind by a failed open breaks every later open of that path
