@@ -8,6 +8,10 @@ write; the rules that decide which tools a model may load or call are here once.
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
+import dataclasses
+import inspect
 import json
 import weakref
 from collections.abc import Collection, Mapping
@@ -87,21 +91,58 @@ def run_live(tool: Any, args: dict[str, Any], called: str) -> Any:
     """What the live ``tool`` returns for ``args``: a framework tool through its own entry point.
 
     A LangChain tool (or any runnable) is run with ``invoke`` (langchain-core 1.x tools are not
-    callable); a LlamaIndex tool is called and its ``ToolOutput`` unwrapped to the function's own
-    value; a plain callable is called with the arguments as keywords. A tool given as data (a dict,
+    callable), one with only a coroutine with ``ainvoke`` on its own event loop; a LlamaIndex tool
+    is called and its ``ToolOutput`` unwrapped to the function's own value; a plain callable is
+    called with the arguments as keywords (an async one awaited on its own event loop). A tool given as data (a dict,
     a ToolDoc) has no code to run here: that is an error saying to run it yourself.
     """
     invoke = getattr(tool, "invoke", None)
     if callable(invoke):
+        if getattr(tool, "func", False) is None and getattr(tool, "coroutine", None) is not None:
+            return _run_coroutine(tool.ainvoke(args))  # a LangChain tool with only a coroutine
         return invoke(args)
     if not callable(tool):
         raise QueryError(f"tool {called!r} was indexed as data, not as code: run it yourself (tool_id)")
     value = tool(**args)
+    if inspect.isawaitable(value):  # an async function: its value, never the coroutine's repr
+        value = _run_coroutine(_awaited(value))
     if type(value).__module__.startswith("llama_index") and hasattr(value, "raw_output"):
         return value.raw_output  # LlamaIndex's ToolOutput: the function's value, not its text rendering
     return value
 
 
+async def _awaited(awaitable: Any) -> Any:
+    return await awaitable
+
+
+def _run_coroutine(coroutine: Any) -> Any:
+    """The value of ``coroutine``, from synchronous code: on a fresh event loop, in a worker thread
+    when this thread already runs one (``asyncio.run`` cannot nest)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coroutine)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
+
+
 def output_text(value: Any) -> str:
-    """A tool's result as the text a model reads: a string as it is, anything else as JSON."""
-    return value if isinstance(value, str) else json.dumps(value, default=str)
+    """A tool's result as the text a model reads: a string as it is, anything else as JSON.
+
+    A pydantic model or a dataclass (also inside a list or dict) is sent as the JSON of its fields,
+    as a model reads a record, not as its Python ``str()``; a value JSON has no form for (a date,
+    a path) as its text.
+    """
+    return value if isinstance(value, str) else json.dumps(value, default=_json_value)
+
+
+def _json_value(value: Any) -> Any:
+    """What ``json.dumps`` writes for a value it cannot: a model's or a dataclass's fields, else ``str()``."""
+    dump = getattr(value, "model_dump", None)
+    if callable(dump) and not isinstance(value, type):
+        return dump(mode="json")  # pydantic v2: dates, enums and nested models as JSON values
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}  # nested values: back here
+    if isinstance(value, (set, frozenset)):
+        return sorted(value, key=str)
+    return str(value)

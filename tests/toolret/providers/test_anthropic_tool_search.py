@@ -177,3 +177,25 @@ def test_a_langchain_tool_runs_and_a_dict_result_is_json(embedder):
     TypeAdapter(ToolResultBlockParam).validate_python(out)
     assert out["content"] == '{"id": 7, "active": true}'
     kb.close()
+
+
+def test_a_pydantic_model_result_is_sent_as_its_json(embedder):
+    # issue 41 replay: it reached the model as '"id=7 active=True"' (str() inside a JSON string).
+    from pydantic import BaseModel
+
+    class Account(BaseModel):
+        id: int
+        active: bool
+
+    def get_account(account_id: int) -> Account:
+        """Fetch an account by id."""
+        return Account(id=account_id, active=True)
+
+    kb = ToolKnowledgeBase(embedder=embedder)
+    kb.add([get_account])
+    out = AnthropicToolSearch(kb).run(
+        ToolUseBlock(type="tool_use", id="tu_8", name="get_account", input={"account_id": 7})
+    )
+    TypeAdapter(ToolResultBlockParam).validate_python(out)
+    assert out["content"] == '{"id": 7, "active": true}'
+    kb.close()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import datetime
 import importlib.util
 import json
 from pathlib import Path
@@ -11,7 +13,7 @@ from openai.types.responses import ResponseFunctionToolCall, ResponseToolSearchC
 from openai.types.responses.response_input_item_param import ResponseInputItemParam
 from openai.types.responses.response_tool_search_output_item_param import ResponseToolSearchOutputItemParam
 from openai.types.responses.tool_search_tool import ToolSearchTool
-from pydantic import TypeAdapter
+from pydantic import BaseModel, TypeAdapter
 
 from toolret import QueryError, ScopeError, ToolDoc, ToolKnowledgeBase
 from toolret.providers import OpenAIToolSearch, loaded_tools, tool_search_output
@@ -253,4 +255,95 @@ def test_a_dict_result_is_sent_as_json(embedder):
     out = OpenAIToolSearch(kb).run(_function_call("get_account", '{"account_id": 7}'))
     TypeAdapter(ResponseInputItemParam).validate_python(out)
     assert out["output"] == '{"id": 7, "active": true}'
+    kb.close()
+
+
+class Account(BaseModel):
+    id: int
+    active: bool
+    opened: datetime.date
+
+
+@dataclasses.dataclass
+class Point:
+    x: int
+    y: int
+
+
+def get_model() -> Account:
+    """A pydantic model."""
+    return Account(id=7, active=True, opened=datetime.date(2026, 1, 2))
+
+
+def get_models() -> list[Account]:
+    """Pydantic models in a list."""
+    return [get_model()]
+
+
+def get_point() -> Point:
+    """A dataclass."""
+    return Point(1, 2)
+
+
+def get_nested() -> dict:
+    """A dict holding a dataclass and a tuple."""
+    return {"point": Point(1, 2), "pair": (1, "a")}
+
+
+@pytest.mark.parametrize(
+    ("fn", "expected"),
+    [
+        (get_model, {"id": 7, "active": True, "opened": "2026-01-02"}),
+        (get_models, [{"id": 7, "active": True, "opened": "2026-01-02"}]),
+        (get_point, {"x": 1, "y": 2}),
+        (get_nested, {"point": {"x": 1, "y": 2}, "pair": [1, "a"]}),
+    ],
+)
+def test_a_pydantic_model_or_dataclass_result_is_sent_as_its_json(embedder, fn, expected):
+    # issue 41 replay: a model or dataclass result reached the model as str() inside a JSON string
+    # ('"id=7 active=True"', '"Point(x=1, y=2)"'), not as the JSON of its fields.
+    kb = ToolKnowledgeBase(embedder=embedder)
+    kb.add([fn])
+    out = OpenAIToolSearch(kb).run(_function_call(fn.__name__, "{}"))
+    TypeAdapter(ResponseInputItemParam).validate_python(out)
+    assert json.loads(out["output"]) == expected
+    kb.close()
+
+
+def _async_only_tool():
+    from langchain_core.tools import StructuredTool
+
+    async def check_stock(sku: str) -> str:
+        return f"stock {sku}: 3"
+
+    return StructuredTool.from_function(coroutine=check_stock, name="check_stock", description="Check stock of a SKU.")
+
+
+def test_an_async_only_langchain_tool_runs(embedder):
+    # issue 41 replay: a StructuredTool with only a coroutine raised LangChain's NotImplementedError
+    # ("does not support sync invocation") out of run().
+    kb = ToolKnowledgeBase(embedder=embedder)
+    kb.add([_async_only_tool()])
+    assert OpenAIToolSearch(kb).run(_function_call("check_stock", '{"sku": "A1"}'))["output"] == "stock A1: 3"
+    kb.close()
+
+
+async def test_an_async_only_langchain_tool_runs_from_inside_an_event_loop(embedder):
+    kb = ToolKnowledgeBase(embedder=embedder)
+    kb.add([_async_only_tool()])
+    assert OpenAIToolSearch(kb).run(_function_call("check_stock", '{"sku": "B2"}'))["output"] == "stock B2: 3"
+    kb.close()
+
+
+def test_an_async_function_runs_and_its_value_is_sent(embedder):
+    # issue 41 replay: run() called it and sent the unawaited coroutine's repr
+    # ('"<coroutine object check_price at 0x...>"') to the model as the tool's output.
+    async def check_price(sku: str) -> dict:
+        """Price of a SKU."""
+        return {"sku": sku, "price": 9.5}
+
+    kb = ToolKnowledgeBase(embedder=embedder)
+    kb.add([check_price])
+    out = OpenAIToolSearch(kb).run(_function_call("check_price", '{"sku": "A1"}'))
+    assert json.loads(out["output"]) == {"sku": "A1", "price": 9.5}
     kb.close()
