@@ -96,3 +96,42 @@ def test_an_openai_dict_with_a_216kb_description_is_cut_and_the_rest_indexed(emb
         assert kb.add([huge, small]) == ["get_manual", "get_weather"]
     assert len(kb.get("get_manual").description) <= 10_000
     assert "tool 'get_manual' cannot be indexed as it is" in caplog.text and "cut to the first" in caplog.text
+
+
+def _search_docs(description: str) -> dict:
+    query = {"type": "string", "description": description}
+    return {
+        "type": "function",
+        "function": {
+            "name": "search_docs",
+            "description": "Search the documentation.",
+            "parameters": {"type": "object", "properties": {"query": query}, "required": ["query"]},
+        },
+    }
+
+
+def test_an_over_long_parameter_description_is_cut_and_the_rest_indexed(embedder, caplog) -> None:
+    # issue 41 replay: a parameter's description follows the description's rule. At 216 KB it was kept
+    # whole, without a word (and sent whole to the model); at 660 KB (two copies: the parameter and the
+    # schema) kb.add stopped the whole list on max_doc_chars.
+    small = {"type": "function", "function": {"name": "get_weather", "description": "Weather for a city."}}
+    kb = ToolKnowledgeBase(embedder=embedder)
+    with caplog.at_level("WARNING", logger="toolret"):
+        assert kb.add([_search_docs("The query. " * 60_000), small]) == ["search_docs", "get_weather"]
+    doc = kb.get("search_docs")
+    assert len(doc.parameters[0].description) <= 10_000 and doc.parameters[0].description.startswith("The query.")
+    assert len(doc.parameters_schema()["properties"]["query"]["description"]) <= 10_000  # what the model is sent
+    assert caplog.text.count("tool 'search_docs' cannot be indexed as it is") == 1  # one warning for both copies
+    assert "parameter 'query' description is 660,000 characters" in caplog.text
+
+
+def test_strict_text_limits_refuse_an_over_long_parameter_description(embedder) -> None:
+    from toolret.documents.tool_doc import strict_text_limits
+
+    kb = ToolKnowledgeBase(embedder=embedder)
+    with strict_text_limits(), pytest.raises(InvalidToolError) as info:
+        kb.add([_search_docs("q" * 216_000)])
+    assert (
+        info.value.tool == "search_docs" and "query" in info.value.field and "216,000 characters" in info.value.problem
+    )
+    assert len(kb) == 0

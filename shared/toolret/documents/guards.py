@@ -34,7 +34,7 @@ from pydantic import ValidationError
 from pydantic_core import PydanticSerializationError
 
 from toolret.documents.docstrings import MAX_DOCSTRING_CHARS
-from toolret.documents.tool_doc import ToolDoc
+from toolret.documents.tool_doc import MAX_FIELD_CHARS, ToolDoc, cut_long_texts
 from toolret.errors import InvalidToolError
 
 __all__ = [
@@ -170,14 +170,19 @@ def checked_doc(doc: ToolDoc, *, max_doc_chars: int | None = None) -> ToolDoc:
 
     A document that does not survive the JSON round trip unchanged (NaN defaults, integer
     keys…) is replaced by its reloaded form, so the indexed and the stored tool are one and the
-    same. Text that is not valid Unicode, or a document over ``max_doc_chars`` characters of
-    JSON, raises :class:`InvalidToolError` naming the tool and the field.
+    same. A parameter text over ``MAX_FIELD_CHARS`` is cut as a description is
+    (:func:`~toolret.documents.tool_doc.cut_long_texts`). Text that is not valid Unicode, or a
+    document over ``max_doc_chars`` characters of JSON, raises :class:`InvalidToolError` naming the tool and the field.
     """
     try:
         dumped = doc.model_dump_json()
     except PydanticSerializationError:
         where, bad = _bad_text_path(doc.model_dump(), "") or ("tool", "")
         raise InvalidToolError(safe_label(doc.name), where or "tool", _surrogate_problem(bad)) from None
+    if len(dumped) > MAX_FIELD_CHARS:  # only then can one text be over the limit
+        cut = cut_long_texts(doc)
+        if cut is not doc:
+            doc, dumped = cut, cut.model_dump_json()
     if max_doc_chars is not None and len(dumped) > max_doc_chars:
         _too_big(doc, len(dumped), max_doc_chars)
     try:

@@ -51,6 +51,7 @@ __all__ = [
     "ToolDoc",
     "ToolExpansion",
     "ToolParam",
+    "cut_long_texts",
     "strict_text_limits",
 ]
 
@@ -99,6 +100,42 @@ def _over_long(value: str, tool: str, field: str) -> str:
         MAX_INDEXED_TEXT,
     )
     return value[:MAX_INDEXED_TEXT]
+
+
+def cut_long_texts(doc: ToolDoc) -> ToolDoc:
+    """``doc`` with every parameter text over :data:`MAX_FIELD_CHARS` cut by the rule of its description
+    and response (:func:`_over_long`): a parameter's description, and any string of ``input_schema``
+    (what the model is sent). A text the schema and a parameter share is warned about once. Under
+    :func:`strict_text_limits` the first one is an :class:`InvalidToolError` naming the tool and where."""
+    done: dict[str, str] = {}
+
+    def cut(text: str, where: str) -> str:
+        if len(text) <= MAX_FIELD_CHARS:
+            return text
+        if text not in done:
+            try:
+                done[text] = _over_long(text, doc.name, where)
+            except ValueError as exc:
+                raise InvalidToolError(doc.name[:200], where, str(exc)) from None
+        return done[text]
+
+    def walk(value: Any, path: str) -> Any:
+        if isinstance(value, str):
+            return cut(value, path)
+        if isinstance(value, dict):
+            return {key: walk(item, f"{path}.{key}") for key, item in value.items()}
+        if isinstance(value, list):
+            return [walk(item, f"{path}[{i}]") for i, item in enumerate(value)]
+        return value
+
+    params = [
+        p.model_copy(update={"description": cut(p.description, f"parameter {p.name!r} description")})
+        if len(p.description) > MAX_FIELD_CHARS
+        else p
+        for p in doc.parameters
+    ]
+    schema = walk(doc.input_schema, "input_schema") if doc.input_schema else doc.input_schema
+    return doc.model_copy(update={"parameters": params, "input_schema": schema}) if done else doc
 
 
 class ToolParam(BaseModel):

@@ -435,7 +435,7 @@ def _operation_doc(
                     name=name,
                     description=_description(op),
                     parameters=params,
-                    response=response[:MAX_FIELD_CHARS],
+                    response=response,  # over MAX_FIELD_CHARS: cut with a warning, as every source's
                     input_schema=schema,
                     metadata=metadata,
                 )

@@ -246,3 +246,16 @@ def test_malformed_list_fields_are_skipped_and_integer_response_codes_read():
     assert "The pet." in docs["getPet"].response
     assert [p.name for p in docs["addPet"].parameters] == ["name"]
     assert not docs["addPet"].parameters[0].required
+
+
+def test_an_over_long_response_is_cut_by_the_rule_every_source_follows(caplog) -> None:
+    # issue 41 replay: a 216 KB response description was cut to 100,000 characters without a word,
+    # where a description is cut to the first 10,000 with a warning naming the tool.
+    from toolret.documents.tool_doc import MAX_INDEXED_TEXT
+
+    op = {"operationId": "getReport", "responses": {"200": {"description": "The report. " * 18_000}}}
+    spec = {"openapi": "3.0.0", "info": {"title": "t", "version": "1"}, "paths": {"/report": {"get": op}}}
+    with caplog.at_level("WARNING", logger="toolret"):
+        (doc,) = from_openapi(spec)
+    assert len(doc.response) <= MAX_INDEXED_TEXT
+    assert "tool 'getReport' cannot be indexed as it is (its response is 215,999 characters" in caplog.text
