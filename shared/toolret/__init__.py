@@ -13,56 +13,59 @@ Quickstart::
 
 from __future__ import annotations
 
-from toolret.config import FieldWeights, K, PenaltyConfig, RetrievalConfig, validate_k
-from toolret.documents.tool_doc import FIELDS, INDEX_FIELDS, ToolDoc, ToolParam
-from toolret.errors import (
-    ConfigError,
-    DatasetError,
-    InvalidToolError,
-    KnowledgeBaseError,
-    MissingDependencyError,
-    ModelMismatchError,
-    QueryError,
-    ScopeError,
-    ToolConflictError,
-    ToolNotAttachedError,
-    ToolNotFoundError,
-    ToolRetError,
-)
-from toolret.knowledge_base import SyncReport, ToolKnowledgeBase
-from toolret.results import ScoredTool, SearchResult, TraceStep
-from toolret.retrieval.scope import ToolScope, scoped
+from typing import TYPE_CHECKING
+
+from toolret._exports import lazy_exports
+
+if TYPE_CHECKING:  # the names as type checkers and IDEs see them; at run time each loads on first use
+    from toolret.config import FieldWeights, K, PenaltyConfig, RetrievalConfig, validate_k
+    from toolret.documents.tool_doc import FIELDS, INDEX_FIELDS, ToolDoc, ToolParam
+    from toolret.errors import (
+        ConfigError,
+        DatasetError,
+        InvalidToolError,
+        KnowledgeBaseError,
+        MissingDependencyError,
+        ModelMismatchError,
+        QueryError,
+        ScopeError,
+        ToolConflictError,
+        ToolNotAttachedError,
+        ToolNotFoundError,
+        ToolRetError,
+    )
+    from toolret.knowledge_base import SyncReport, ToolKnowledgeBase
+    from toolret.results import ScoredTool, SearchResult, TraceStep
+    from toolret.retrieval.scope import ToolScope, scoped
+
+#: Public name -> the module (under toolret) that defines it. ``import toolret`` loads none of them:
+#: a fresh ``toolret search`` imports only what a search needs, and the CLI starts fast (issue 45).
+_EXPORTS = {
+    **dict.fromkeys(["FieldWeights", "K", "PenaltyConfig", "RetrievalConfig", "validate_k"], "config"),
+    **dict.fromkeys(["FIELDS", "INDEX_FIELDS", "ToolDoc", "ToolParam"], "documents.tool_doc"),
+    **dict.fromkeys(
+        [
+            "ConfigError",
+            "DatasetError",
+            "InvalidToolError",
+            "KnowledgeBaseError",
+            "MissingDependencyError",
+            "ModelMismatchError",
+            "QueryError",
+            "ScopeError",
+            "ToolConflictError",
+            "ToolNotAttachedError",
+            "ToolNotFoundError",
+            "ToolRetError",
+        ],
+        "errors",
+    ),
+    **dict.fromkeys(["SyncReport", "ToolKnowledgeBase"], "knowledge_base"),
+    **dict.fromkeys(["ScoredTool", "SearchResult", "TraceStep"], "results"),
+    **dict.fromkeys(["ToolScope", "scoped"], "retrieval.scope"),
+}
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "FIELDS",
-    "ConfigError",
-    "DatasetError",
-    "FieldWeights",
-    "INDEX_FIELDS",
-    "InvalidToolError",
-    "K",
-    "KnowledgeBaseError",
-    "MissingDependencyError",
-    "ModelMismatchError",
-    "PenaltyConfig",
-    "QueryError",
-    "ScopeError",
-    "RetrievalConfig",
-    "ScoredTool",
-    "SearchResult",
-    "SyncReport",
-    "ToolDoc",
-    "ToolConflictError",
-    "ToolKnowledgeBase",
-    "ToolNotAttachedError",
-    "ToolNotFoundError",
-    "ToolParam",
-    "ToolRetError",
-    "ToolScope",
-    "TraceStep",
-    "__version__",
-    "scoped",
-    "validate_k",
-]
+_names, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
+__all__ = [*_names, "__version__"]

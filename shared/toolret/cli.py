@@ -62,7 +62,7 @@ from toolret.eval.methods import (
     release,
 )
 from toolret.eval.tables import eval_json, fit_width, format_table, report_headers, report_row, write_json
-from toolret.sources.tool_files import ON_CONFLICT
+from toolret.sources.on_conflict import ON_CONFLICT
 from toolret.training.command import add_train_parser
 
 __all__ = ["build_parser", "format_table", "main"]

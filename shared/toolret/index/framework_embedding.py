@@ -32,7 +32,6 @@ Example:
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
@@ -68,6 +67,8 @@ def _run(sync: Callable[[], Any], async_: Callable[[], Awaitable[Any]] | None) -
     except NotImplementedError:
         if async_ is None:
             raise
+    import asyncio  # here, not at the top: a search with the packaged model never loads asyncio (cold start)
+
     return asyncio.run(_awaited(async_()))
 
 

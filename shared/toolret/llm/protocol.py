@@ -25,7 +25,6 @@ Example:
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import re
@@ -152,6 +151,8 @@ def _malformed(exc: BaseException) -> MalformedOutputError | None:
 def _as_llm_error(exc: BaseException, name: str, timeout: float) -> LLMError:
     if isinstance(exc, LLMError):
         return exc
+    import asyncio  # here, not at the top: a search without an LLM never loads asyncio (cold start)
+
     if isinstance(exc, (TimeoutError, asyncio.TimeoutError)):
         return LLMError(f"{name}: no answer within {timeout:g}s")
     return LLMError(f"{name}: {type(exc).__name__}: {exc}")
@@ -216,6 +217,8 @@ async def astructured_call(
     llm: LLM, messages: Sequence[ChatMessage], schema: type[T], *, timeout: float = 10.0, retries: int = 2
 ) -> T:
     """Async twin of :func:`structured_call`; the timeout is enforced with :func:`asyncio.wait_for`."""
+    import asyncio
+
     run = _Attempts(llm, messages, schema, timeout)
     for convo, remaining in run.turns(retries):
         try:

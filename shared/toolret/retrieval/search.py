@@ -26,7 +26,6 @@ Example:
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
@@ -166,4 +165,6 @@ class Search:
 
     async def arun(self) -> SearchResult:
         """:meth:`run` without blocking the event loop: the same stages, in a worker thread."""
+        import asyncio  # here, not at the top: a synchronous search never loads asyncio (cold start)
+
         return await asyncio.to_thread(self.run)

@@ -40,15 +40,12 @@ from pydantic import BaseModel, ConfigDict
 
 from toolret.documents.tool_doc import ToolDoc
 from toolret.errors import ConfigError, DatasetError, InvalidToolError, ToolConflictError
+from toolret.sources.on_conflict import ON_CONFLICT
 
 __all__ = ["FORMATS", "ON_CONFLICT", "SOURCE_KEY", "FileIndexReport", "index_tool_file", "load_tool_file"]
 
 #: The formats :func:`load_tool_file` recognises, as it names them.
 FORMATS = ("JSON lines", "OpenAI tool list", "MCP tools/list result", "OpenAPI 3 spec")
-#: What :func:`index_tool_file` does with a tool whose id another source holds: stop (``error``),
-#: let the file's tool win (``replace``), leave the indexed one (``keep``), or index the file's
-#: tool under ``"<file stem>/<id>"`` (``rename``; the name the model calls stays).
-ON_CONFLICT = ("error", "replace", "keep", "rename")
 #: The metadata key that records the tool file (absolute path) a tool was indexed from.
 SOURCE_KEY = "source_file"
 #: How a tool indexed without a file is named in messages.
