@@ -102,14 +102,18 @@ def with_context(own: SearchResult, extra: SearchResult, k: K, context: str, rea
     the earlier turns, ``context``) filling only the other places; a ``follow_up`` trace step says
     which rule fired (``reason``) and which tools came from context.
 
-    With ``k="auto"`` there are as many places as the larger of the two sets: a follow-up whose own
-    search found nothing ("and in Rome?") gets the context search's precise set, never none.
+    With ``k="auto"`` there are as many places as the larger of the two sets, and at least one
+    beyond the follow-up's own matches: a follow-up whose own search found nothing ("and in Rome?")
+    gets the context search's precise set, never none, and one whose own words match other tools
+    ("what about tomorrow?": set_reminder) still gets the earlier turn's best (get_weather).
     """
     start = time.perf_counter()
     keep = [t for t in own.tools if t.similarity >= FOLLOW_UP_MIN_SIMILARITY]
     # With k="auto" each search sized its own set: the follow-up's may be empty (the floor
     # empties "and in Rome?"), the context search's holds the earlier turn's tools it refers to.
-    size = max(len(own.tools), len(extra.tools)) if k == "auto" else int(k)
+    # Its best tool always gets a place, even when the follow-up's own words fill its set
+    # ("what about tomorrow?" matches set_reminder and set_alarm; it refers to get_weather).
+    size = max(len(own.tools), len(extra.tools), len(keep) + min(1, len(extra.tools))) if k == "auto" else int(k)
     merged = list(keep)
     for scored in [*extra.tools, *own.tools]:
         if len(merged) < size and all(t.id != scored.id for t in merged):

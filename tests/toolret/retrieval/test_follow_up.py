@@ -103,6 +103,16 @@ def test_with_k_auto_the_larger_set_sizes_the_follow_up_and_its_own_matches_come
     assert with_context(own, wide, "auto", "context").ids == ["convert_currency", "get_weather", "get_forecast"]
 
 
+def test_with_k_auto_a_follow_up_its_own_words_match_well_keeps_the_earlier_turns_tool():
+    # issue 41 replay: "what about tomorrow?" after the weather matches set_reminder and set_alarm on
+    # its own ("tomorrow"); the context search gives get_weather, and the larger set (2) left no place
+    # for it: the follow-up lost the tool it refers to (k=3 kept it).
+    own = result("what about tomorrow?", ("set_reminder", 1.2, WELL), ("set_alarm", 1.0, WELL))
+    earlier = result("what about tomorrow? (context: weather in Paris)", ("get_weather", 2.7, 0.56))
+    merged = with_context(own, earlier, "auto", "what's the weather in Paris?", "opens with 'what about'")
+    assert merged.ids == ["set_reminder", "set_alarm", "get_weather"]
+
+
 def _history(*texts: str) -> list[ChatMessage]:
     turns: list[ChatMessage] = []
     for text in texts:
