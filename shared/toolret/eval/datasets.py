@@ -30,12 +30,23 @@ from toolret.errors import DatasetError
 if TYPE_CHECKING:
     from toolret.documents.tool_doc import ToolDoc
 
-__all__ = ["QUERIES_FILE", "TOOLS_FILE", "Dataset", "EvalQuery", "load_dataset", "sample_queries"]
+__all__ = [
+    "QUERIES_FILE",
+    "TOOLS_FILE",
+    "TRAIN_QUERIES_FILE",
+    "Dataset",
+    "EvalQuery",
+    "has_training_split",
+    "load_dataset",
+    "sample_queries",
+]
 
 logger = logging.getLogger("toolret")
 
 TOOLS_FILE = "tools.jsonl"
 QUERIES_FILE = "queries.jsonl"
+#: A set's training split (FORMAT.md): a model trains on it and is scored on ``queries.jsonl``.
+TRAIN_QUERIES_FILE = "train_queries.jsonl"
 
 
 class EvalQuery(BaseModel):
@@ -145,10 +156,17 @@ def _load_queries(path: Path, tool_ids: set[str], tools_path: Path) -> list[Eval
     return queries
 
 
-def load_dataset(folder: str | Path, *, name: str | None = None) -> Dataset:
+def has_training_split(folder: str | Path) -> bool:
+    """Whether ``folder`` holds a training split (``train_queries.jsonl``) beside its test queries."""
+    return (Path(folder) / TRAIN_QUERIES_FILE).is_file()
+
+
+def load_dataset(folder: str | Path, *, name: str | None = None, split: str = "test") -> Dataset:
     """Read ``tools.jsonl`` and ``queries.jsonl`` from ``folder`` and check them.
 
-    The dataset's name defaults to the folder's name. Raises
+    ``split="train"`` reads the training split (``train_queries.jsonl``) where the folder has one
+    and ``queries.jsonl`` where it has none (FORMAT.md: a model trained on such a set is scored
+    in-sample on it). The dataset's name defaults to the folder's name. Raises
     :class:`~toolret.errors.DatasetError` naming the file and line for a missing file,
     invalid JSON, a query without ``relevant``, or a relevant id that is not a tool.
 
@@ -162,7 +180,10 @@ def load_dataset(folder: str | Path, *, name: str | None = None) -> Dataset:
         raise DatasetError(f"{root}: dataset folder not found (expected {TOOLS_FILE} and {QUERIES_FILE} inside)")
     tools_path = root / TOOLS_FILE
     tools = _load_tools(tools_path)
-    queries = _load_queries(root / QUERIES_FILE, {t["id"] for t in tools}, tools_path)
+    if split not in ("test", "train"):
+        raise DatasetError(f"split must be 'test' or 'train', got {split!r}")
+    queries_file = TRAIN_QUERIES_FILE if split == "train" and has_training_split(root) else QUERIES_FILE
+    queries = _load_queries(root / queries_file, {t["id"] for t in tools}, tools_path)
     dataset_name = name or root.resolve().name
     logger.info("loaded dataset %s: %d tools, %d queries", dataset_name, len(tools), len(queries))
     return Dataset(name=dataset_name, tools=tools, queries=queries)

@@ -39,6 +39,10 @@ logger = logging.getLogger("toolret")
 
 #: Pairs per registry at most (:func:`toolret.training.pairs.balance`).
 DEFAULT_CAP = 2_500
+#: Pairs per tool of a registry at most: a registry of seven intents (snips) holds 13,784 requests,
+#: and its batches can hold at most seven pairs, so uncapped it would be a third of the steps and
+#: teach one seven-way choice. 40 a tool leaves the 64- and 77-intent sets near the registry cap.
+PAIRS_PER_TOOL = 40
 #: The per-query metrics :func:`evaluate_model` keeps (the model rule's paired bootstrap reads them).
 PER_QUERY_METRICS = ("recall@5", "ndcg@10")
 #: Queries per left-out set in the fold table (a reproducible sample, seed 0, as `toolret bench`).
@@ -55,15 +59,19 @@ def benchmark_pairs(
 ) -> list[TrainingPair]:
     """Balanced (request, tool) pairs from the dev sets named, read from ``root``.
 
-    Multi-tool requests are kept first (there are few and they teach what single ones cannot);
-    the cap then samples the rest of each registry.
+    A set's training split (``train_queries.jsonl``) is read where it has one, so its test
+    queries stay unseen. Multi-tool requests are kept first (there are few and they teach what
+    single ones cannot); the cap, ``cap`` pairs a registry and :data:`PAIRS_PER_TOOL` a tool,
+    then samples the rest of each registry.
     """
     from toolret.eval.datasets import load_dataset
 
     by_registry: dict[str, list[TrainingPair]] = {}
     multi: dict[str, list[TrainingPair]] = {}
+    tools_of: dict[str, set[str]] = {}
     for name in sets:
-        ds = load_dataset(Path(root) / name)
+        ds = load_dataset(Path(root) / name, split="train")
+        tools_of.setdefault(REGISTRY[name], set()).update(ds.tool_ids)
         tools = {d.id: d for d in ds.tool_docs()}
         bundles = [(q.query, q.relevant) for q in ds.queries]
         pairs = pairs_from_bundles(REGISTRY[name], tools, bundles, field_weights=field_weights, seed=seed)
@@ -72,8 +80,9 @@ def benchmark_pairs(
             target.setdefault(p.registry, []).append(p)
     out: list[TrainingPair] = []
     for registry in sorted(set(by_registry) | set(multi)):
-        kept = multi.get(registry, [])[:cap]
-        rest = balance(by_registry.get(registry, []), cap - len(kept), seed) if cap > len(kept) else []
+        limit = min(cap, PAIRS_PER_TOOL * len(tools_of[registry]))
+        kept = multi.get(registry, [])[:limit]
+        rest = balance(by_registry.get(registry, []), limit - len(kept), seed) if limit > len(kept) else []
         out.extend(kept + rest)
     return out
 

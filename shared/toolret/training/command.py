@@ -67,6 +67,12 @@ def add_train_parser(verbs: Any) -> None:
     p.add_argument(
         "--keep", type=float, default=None, help="share of the fine-tuned weights kept (rest: the base model's)"
     )
+    p.add_argument(
+        "--all-registries",
+        action="store_true",
+        help="with --benchmarks: train on every train+eval registry (their training splits where they have one), "
+        "not only the shipped recipe's",
+    )
     p.add_argument("--max-steps", type=int, default=None, help="stop after this many steps (resume later)")
     p.set_defaults(run=_cmd_train)
 
@@ -155,9 +161,20 @@ def _train_kb(args: argparse.Namespace) -> int:
 
 
 def _train_benchmarks(args: argparse.Namespace) -> int:
+    from toolret.eval.folds import FOLDS, TRAINABLE_FOLDS
     from toolret.training.shipped import build_shipped
 
-    card = build_shipped(args.benchmarks, Path(args.out), _config(args), max_steps=args.max_steps, on_step=_progress)
+    sets = [s for f in TRAINABLE_FOLDS for s in FOLDS[f]] if args.all_registries else None
+    work = Path(args.out) / "training" if args.all_registries else ".train/shipped"
+    card = build_shipped(
+        args.benchmarks,
+        Path(args.out),
+        _config(args),
+        work=work,
+        max_steps=args.max_steps,
+        on_step=_progress,
+        sets=sets,
+    )
     if card is None:
         print("stopped before the end of training; run the same command again to resume")
         return 0

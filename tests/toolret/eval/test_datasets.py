@@ -133,3 +133,14 @@ def test_real_restbench_tmdb_loads(benchmarks: Path) -> None:
     assert ds.queries[0].relevant == ["GET /search/person", "GET /person/{person_id}/movie_credits"]
     # README: avg_relevant 2.25
     assert sum(len(q.relevant) for q in ds.queries) / len(ds.queries) == pytest.approx(2.25)
+
+
+def test_the_training_split_is_read_where_a_set_has_one(tmp_path: Path) -> None:
+    folder = write_dataset(tmp_path / "intents")
+    assert load_dataset(folder, split="train").queries == load_dataset(folder).queries  # no split: the queries
+    train = [{"id": "t-0", "query": "I never got my card", "relevant": [TOOLS[0]["id"]]}]
+    (folder / "train_queries.jsonl").write_text("\n".join(json.dumps(q) for q in train) + "\n")
+    assert [q.id for q in load_dataset(folder, split="train").queries] == ["t-0"]
+    assert [q.id for q in load_dataset(folder).queries] == [q["id"] for q in QUERIES]  # scored on the test split
+    with pytest.raises(DatasetError, match="split"):
+        load_dataset(folder, split="dev")
