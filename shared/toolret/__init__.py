@@ -34,7 +34,8 @@ if TYPE_CHECKING:  # the names as type checkers and IDEs see them; at run time e
         ToolNotFoundError,
         ToolRetError,
     )
-    from toolret.knowledge_base import SyncReport, ToolKnowledgeBase
+    from toolret.index.writer import SyncReport
+    from toolret.knowledge_base import ToolKnowledgeBase
     from toolret.results import ScoredTool, SearchResult, TraceStep
     from toolret.retrieval.scope import ToolScope, scoped
 
@@ -60,12 +61,43 @@ _EXPORTS = {
         ],
         "errors",
     ),
-    **dict.fromkeys(["SyncReport", "ToolKnowledgeBase"], "knowledge_base"),
+    "SyncReport": "index.writer",
+    "ToolKnowledgeBase": "knowledge_base",
     **dict.fromkeys(["ScoredTool", "SearchResult", "TraceStep"], "results"),
     **dict.fromkeys(["ToolScope", "scoped"], "retrieval.scope"),
 }
 
 __version__ = "0.1.0"
 
-_names, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
-__all__ = [*_names, "__version__"]
+__all__ = [
+    "FIELDS",
+    "ConfigError",
+    "DatasetError",
+    "FieldWeights",
+    "INDEX_FIELDS",
+    "InvalidToolError",
+    "K",
+    "KnowledgeBaseError",
+    "MissingDependencyError",
+    "ModelMismatchError",
+    "PenaltyConfig",
+    "QueryError",
+    "ScopeError",
+    "RetrievalConfig",
+    "ScoredTool",
+    "SearchResult",
+    "SyncReport",
+    "ToolDoc",
+    "ToolConflictError",
+    "ToolKnowledgeBase",
+    "ToolNotAttachedError",
+    "ToolNotFoundError",
+    "ToolParam",
+    "ToolRetError",
+    "ToolScope",
+    "TraceStep",
+    "__version__",
+    "scoped",
+    "validate_k",
+]
+_, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

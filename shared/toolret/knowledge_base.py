@@ -26,27 +26,22 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from typing_extensions import Unpack
 
-from toolret.config import K, LearnedWeights, RetrievalConfig, validate_k
-from toolret.documents.tool_doc import ToolDoc
 from toolret.errors import KnowledgeBaseError, ToolNotFoundError, ToolRetError
-from toolret.index import persistence
-from toolret.index.embedding import Embedder
-from toolret.index.writer import IndexWriter, SyncReport
-from toolret.results import SearchResult
-from toolret.retrieval.conversation import as_chat_history
-from toolret.retrieval.definitions import validate_budget
-from toolret.retrieval.pipeline import checked_query
-from toolret.retrieval.rerank import CrossEncoderCache
-from toolret.retrieval.scope import restriction
-from toolret.retrieval.search import Search, SearchOptions, SearchRequest
-from toolret.retrieval.search_state import SearchState
-from toolret.retrieval.usage_log import UsageLog
+from toolret.index.embedding import warm_up_saved
 
-__all__ = ["SyncReport", "ToolKnowledgeBase"]
+if TYPE_CHECKING:  # the rest is imported where it is used: opening starts the model's load first (cold start)
+    from toolret.config import K, LearnedWeights, RetrievalConfig
+    from toolret.documents.tool_doc import ToolDoc
+    from toolret.index.embedding import Embedder
+    from toolret.index.writer import SyncReport
+    from toolret.results import SearchResult
+    from toolret.retrieval.search import Search, SearchOptions
+
+__all__ = ["ToolKnowledgeBase"]  # SyncReport, which it returns, is toolret.SyncReport (toolret.index.writer)
 
 
 class ToolKnowledgeBase:
@@ -78,6 +73,13 @@ class ToolKnowledgeBase:
         offline_expansion: bool = True,
     ) -> None:
         self.path = Path(path) if path is not None else None
+        warm_up_saved(self.path, embedder=embedder, client=client)  # its model loads while the rest opens
+        from toolret.config import RetrievalConfig
+        from toolret.index import persistence
+        from toolret.index.writer import IndexWriter
+        from toolret.retrieval.rerank import CrossEncoderCache
+        from toolret.retrieval.usage_log import UsageLog
+
         #: The LLM (``toolret.llm.LLM``) the ``full`` preset plans with; None runs offline.
         self.llm = llm
         self.config = RetrievalConfig.resolve(config)
@@ -86,6 +88,8 @@ class ToolKnowledgeBase:
         store = None
         try:
             store, self.embedder = persistence.open_store(self.path, client, collection, embedder)
+            if warm := getattr(self.embedder, "warm_up_in_background", None):
+                warm()  # e.g. a model given by name or path: it loads while the rest opens
             self._writer = IndexWriter(
                 store, self.embedder, self.config, expander=expander, offline_expansion=offline_expansion
             )
@@ -101,6 +105,9 @@ class ToolKnowledgeBase:
     @classmethod
     def load(cls, path: str | os.PathLike[str], **kwargs: Any) -> ToolKnowledgeBase:
         """Reopen a knowledge base saved at ``path``; an empty or missing directory is an error."""
+        warm_up_saved(path, embedder=kwargs.get("embedder"), client=kwargs.get("client"))  # first: see __init__
+        from toolret.index import persistence
+
         return cls(persistence.saved_folder(path), **kwargs)
 
     @classmethod
@@ -180,6 +187,14 @@ class ToolKnowledgeBase:
 
     def begin_search(self, query: str, k: K = 5, **options: Unpack[SearchOptions]) -> Search:
         """A validated, not yet run :class:`~toolret.retrieval.search.Search` over the current snapshot."""
+        from toolret.config import RetrievalConfig, validate_k
+        from toolret.retrieval.conversation import as_chat_history
+        from toolret.retrieval.definitions import validate_budget
+        from toolret.retrieval.pipeline import checked_query
+        from toolret.retrieval.scope import restriction
+        from toolret.retrieval.search import Search, SearchRequest
+        from toolret.retrieval.search_state import SearchState
+
         request = SearchRequest(query, k, **options)
         cfg = RetrievalConfig.resolve(request.config, self.config)
         text = checked_query(query, k, cfg)
@@ -260,6 +275,8 @@ class ToolKnowledgeBase:
         changed tools are read (nothing is re-embedded); one read of the change marker when nothing changed."""
         with self._writer.lock:
             if (report := self._writer.refresh()) is None:
+                from toolret.index.writer import SyncReport
+
                 return SyncReport(added=[], updated=[], removed=[], unchanged=len(self))
             self._memory.reload()
         return report
@@ -268,6 +285,8 @@ class ToolKnowledgeBase:
         """Write the BM25 indexes, snapshot file and manifest beside the ChromaDB data, atomically (:mod:`toolret.index.persistence`)."""
         if self.path is None:
             raise KnowledgeBaseError("this knowledge base lives in memory; create it with a path to save it")
+        from toolret.index import persistence
+
         with self._writer.lock:
             persistence.save(self.path, self._writer, self.config.name)
 

@@ -77,3 +77,22 @@ def test_a_command_line_search_loads_only_what_a_search_needs(saved_kb: Path):
     assert "toolret.index.onnx_embedding" in loaded  # it did search with the model
     assert not {m.split(".")[0] for m in loaded} & set(NOT_ON_THE_SEARCH_PATH)
     assert not loaded & set(TOOLRET_NOT_ON_THE_SEARCH_PATH)
+
+
+def test_opening_a_saved_knowledge_base_starts_loading_its_model_before_the_rest_imports(saved_kb: Path):
+    # The model's session builds in a background thread (onnxruntime releases the GIL) while the
+    # index stack imports and the knowledge base opens; a search then finds it loaded.
+    code = (
+        "import sys\nfrom toolret.index.onnx_embedding import OnnxEmbedder\n"
+        "seen = []\nwarm = OnnxEmbedder.warm_up_in_background\n"
+        "def spy(self):\n    seen.append('toolret.index.persistence' in sys.modules)\n    warm(self)\n"
+        "OnnxEmbedder.warm_up_in_background = spy\n"
+        "from toolret import ToolKnowledgeBase\n"
+        f"kb = ToolKnowledgeBase.load({str(saved_kb)!r})\n"
+        "kb.embedder._warming.join()\nloaded = kb.embedder._session is not None\n"
+        "print(seen[0], loaded, kb.search('rain in Paris?', k=1).tools[0].id)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "shared"), str(ROOT)])}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["False", "True", "get_weather"]

@@ -43,6 +43,7 @@ __all__ = [
     "default_model_path",
     "resolve_embedder",
     "shipped_model_dir",
+    "warm_up_saved",
 ]
 
 #: The packaged all-MiniLM-L6-v2 in torch, recognised whatever its install path (the default
@@ -255,6 +256,36 @@ def _packaged(name: str) -> Embedder:
                     "(the same model in torch); a model directory from `toolret train` is passed by its path"
                 )
         return _PACKAGED[name]
+
+
+#: The manifest of a saved knowledge base (:data:`toolret.index.snapshot_file.MANIFEST`, named again here
+#: because that module loads the tool model, which :func:`warm_up_saved` must not wait for).
+_MANIFEST = "toolret.json"
+#: Packaged models that load in the background (onnxruntime builds a session without holding the GIL).
+_WARMABLE = frozenset({SHIPPED_EMBEDDER_NAME, ONNX_EMBEDDER_NAME, ONNX_DYNAMIC_EMBEDDER_NAME})
+
+
+def warm_up_saved(path: str | os.PathLike[str] | None, *, embedder: Any = None, client: Any = None) -> None:
+    """Start loading the packaged model a saved knowledge base names, in a background thread.
+
+    Called first thing when a knowledge base at ``path`` is opened with its own model (no
+    ``embedder`` or ``client`` given): the model's session (most of a fresh process's first
+    search) builds while the rest of toolret imports and the knowledge base opens. Reads only the
+    manifest; anything it cannot read is left for the opening itself to report.
+    """
+    import json
+
+    if path is None or embedder is not None or client is not None:
+        return
+    try:
+        with open(os.path.join(path, _MANIFEST), encoding="utf-8") as handle:
+            name = json.load(handle).get("embedder")
+    except (OSError, ValueError, AttributeError):
+        return
+    if name in _WARMABLE:
+        warm = getattr(_packaged(name), "warm_up_in_background", None)
+        if warm is not None:
+            warm()
 
 
 def resolve_embedder(spec: Embedder | str | Callable[[list[str]], Any] | None) -> Embedder:

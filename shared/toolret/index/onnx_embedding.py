@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import os
 import threading
+import weakref
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -95,6 +96,7 @@ class OnnxEmbedder:
         self.calls = 0
         self._tokenizer: Any = None
         self._session: Any = None
+        self._warming: threading.Thread | None = None
         self._lock = threading.Lock()
 
     def files(self) -> tuple[str, str]:
@@ -142,6 +144,34 @@ class OnnxEmbedder:
                 )
             ) from exc
 
+    def warm_up_in_background(self) -> None:
+        """Start loading the model in a background thread; the first ``embed`` then waits for it, if at all.
+
+        Opening a saved knowledge base calls this: onnxruntime builds its session (most of a fresh
+        process's first search) without holding the GIL, so the load overlaps the rest of opening
+        and the query's preparation. A failure here is left for ``embed`` to raise in the caller's
+        thread. The thread is not a daemon: a process that exits at once waits for the load rather
+        than tearing onnxruntime down under it.
+        """
+        if self._session is not None or self._warming is not None:
+            return
+        _WARMED.add(self)
+        self._warming = threading.Thread(target=self._warm, name=f"toolret-load-{self.name}")
+        self._warming.start()
+
+    def _after_fork(self) -> None:
+        """In a child forked while the load ran: that thread is gone, and may have held the lock."""
+        if self._session is None:
+            self._lock = threading.Lock()
+            self._tokenizer = None
+            self._warming = None
+
+    def _warm(self) -> None:
+        try:
+            self._load()
+        except Exception:  # noqa: BLE001  (embed() loads again in the caller's thread and raises there)
+            pass
+
     def _load(self) -> Any:
         with self._lock:
             if self._session is not None:
@@ -186,6 +216,12 @@ class OnnxEmbedder:
             with ThreadPoolExecutor(workers) as pool:
                 list(pool.map(run, batches))
         return out
+
+
+#: Embedders that started a background load: a process forked during one resets them (``_after_fork``).
+_WARMED: weakref.WeakSet[OnnxEmbedder] = weakref.WeakSet()
+if hasattr(os, "register_at_fork"):  # not on Windows, which does not fork
+    os.register_at_fork(after_in_child=lambda: [emb._after_fork() for emb in list(_WARMED)])
 
 
 def _check_model_dir(path: Path) -> None:

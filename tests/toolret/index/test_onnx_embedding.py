@@ -4,6 +4,7 @@ the torch MiniLM it was exported from."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -202,3 +203,50 @@ def test_a_damaged_model_file_is_a_config_error_naming_it(tmp_path: Path, monkey
     monkeypatch.setenv("TOOLRET_CACHE_DIR", str(tmp_path / "cache"))
     with pytest.raises(ConfigError, match="could not load the ONNX embedding model.*model.onnx.*reinstall"):
         OnnxEmbedder(dynamic_int8=dynamic_int8).embed(["some text"])
+
+
+def test_a_model_that_fails_to_load_in_the_background_raises_in_the_callers_thread(tmp_path: Path) -> None:
+    # Opening a knowledge base starts the load in a thread; its failure must surface on embed, not vanish.
+    (tmp_path / "model.onnx").write_bytes(b"not an onnx model")
+    (tmp_path / "tokenizer.json").write_bytes(Path(OnnxEmbedder.model_files()[1]).read_bytes())
+    emb = OnnxEmbedder(model_dir=tmp_path)
+    emb.warm_up_in_background()
+    assert emb._warming is not None
+    emb._warming.join()
+    emb.warm_up_in_background()  # one load at a time: a second call starts nothing new
+    with pytest.raises(ConfigError, match="could not load the ONNX embedding model.*model.onnx"):
+        emb.embed(["some text"])
+
+
+FORKED_DURING_LOAD = """
+import os, threading
+from toolret.index.embedding import shipped_model_dir
+from toolret.index.onnx_embedding import OnnxEmbedder
+emb = OnnxEmbedder(model_dir=shipped_model_dir(), workers=1)
+parent, entered, gate = os.getpid(), threading.Event(), threading.Event()
+real = emb._new_session
+def held():  # the background load holds the embedder's lock until the fork is done
+    if os.getpid() == parent:
+        entered.set()
+        gate.wait()
+    return real()
+emb._new_session = held
+emb.warm_up_in_background()
+entered.wait()
+pid = os.fork()
+if pid == 0:
+    os._exit(0 if emb.embed(["weather in Paris"]).shape == (1, 384) else 3)
+gate.set()
+print(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]), emb.embed(["weather in Paris"]).shape)
+"""
+
+
+def test_a_process_forked_while_the_model_loads_in_the_background_loads_it_itself() -> None:
+    # A server that opens its knowledge base and then forks workers must not inherit a lock held by
+    # a thread that does not exist in the child (its first search would wait forever).
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[3] / "shared")}
+    out = subprocess.run(
+        [sys.executable, "-c", FORKED_DURING_LOAD], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "0 (1, 384)"
