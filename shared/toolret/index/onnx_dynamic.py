@@ -32,7 +32,6 @@ import contextlib
 import hashlib
 import logging
 import os
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -165,6 +164,8 @@ def dynamic_int8_session(model_path: str, options: Any, *, cache: Path | None = 
                     os.utime(path)
                 return session
             logger.warning("ignoring cached model %s: it was not made from the installed model; rewriting it", path)
+    import tempfile  # here: the default model never writes a rewrite (cold start)
+
     model = dynamic_int8_model(model_path, key=key)
     try:
         folder.mkdir(parents=True, exist_ok=True)
@@ -219,6 +220,8 @@ def dynamic_int8_model(model_path: str, *, key: str = "") -> bytes:
     if key:
         prop = model.metadata_props.add()
         prop.key, prop.value = _KEY_PROP, key
+    import tempfile
+
     fd, out = tempfile.mkstemp(suffix=".onnx", prefix="toolret-dq-")
     os.close(fd)
     try:

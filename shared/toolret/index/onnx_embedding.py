@@ -29,7 +29,6 @@ import os
 import threading
 import weakref
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -213,6 +212,8 @@ class OnnxEmbedder:
             for rows in batches:
                 run(rows)
         else:  # onnxruntime releases the GIL while it runs
+            from concurrent.futures import ThreadPoolExecutor  # here: a query runs on the caller's thread
+
             with ThreadPoolExecutor(workers) as pool:
                 list(pool.map(run, batches))
         return out
