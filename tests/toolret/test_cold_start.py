@@ -80,10 +80,11 @@ def test_a_command_line_search_loads_only_what_a_search_needs(saved_kb: Path):
 
 
 def test_opening_a_saved_knowledge_base_starts_loading_its_model_before_the_rest_imports(saved_kb: Path):
-    # The model's session builds in a background thread (onnxruntime releases the GIL) while the
-    # index stack imports and the knowledge base opens; a search then finds it loaded.
+    # With a core to spare, the model's session builds in a background thread (onnxruntime releases
+    # the GIL) while the index stack imports and the knowledge base opens; a search finds it loaded.
     code = (
-        "import sys\nfrom toolret.index.onnx_embedding import OnnxEmbedder\n"
+        "import sys\nfrom toolret.index import onnx_embedding\nfrom toolret.index.onnx_embedding import OnnxEmbedder\n"
+        "onnx_embedding._idle_core = lambda: True  # as on an idle machine, whatever this one's load\n"
         "seen = []\nwarm = OnnxEmbedder.warm_up_in_background\n"
         "def spy(self):\n    seen.append('toolret.index.persistence' in sys.modules)\n    warm(self)\n"
         "OnnxEmbedder.warm_up_in_background = spy\n"

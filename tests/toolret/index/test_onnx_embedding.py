@@ -210,10 +210,10 @@ def test_a_model_that_fails_to_load_in_the_background_raises_in_the_callers_thre
     (tmp_path / "model.onnx").write_bytes(b"not an onnx model")
     (tmp_path / "tokenizer.json").write_bytes(Path(OnnxEmbedder.model_files()[1]).read_bytes())
     emb = OnnxEmbedder(model_dir=tmp_path)
-    emb.warm_up_in_background()
+    emb.warm_up_in_background(only_if_idle=False)
     assert emb._warming is not None
     emb._warming.join()
-    emb.warm_up_in_background()  # one load at a time: a second call starts nothing new
+    emb.warm_up_in_background(only_if_idle=False)  # one load at a time: a second call starts nothing new
     with pytest.raises(ConfigError, match="could not load the ONNX embedding model.*model.onnx"):
         emb.embed(["some text"])
 
@@ -231,7 +231,7 @@ def held():  # the background load holds the embedder's lock until the fork is d
         gate.wait()
     return real()
 emb._new_session = held
-emb.warm_up_in_background()
+emb.warm_up_in_background(only_if_idle=False)
 entered.wait()
 pid = os.fork()
 if pid == 0:
@@ -250,3 +250,18 @@ def test_a_process_forked_while_the_model_loads_in_the_background_loads_it_itsel
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "0 (1, 384)"
+
+
+def test_no_background_load_on_a_busy_machine(monkeypatch) -> None:
+    # Without a core to spare, a second thread only contends with the first: the model loads on first use.
+    from toolret.index import onnx_embedding
+
+    emb = OnnxEmbedder(model_dir=onnx_embedding.SHIPPED_TOKENIZER.parent, workers=1)
+    monkeypatch.setattr(onnx_embedding.os, "getloadavg", lambda: (float(onnx_embedding._cores()), 0.0, 0.0))
+    emb.warm_up_in_background()
+    assert emb._warming is None and emb._session is None
+    monkeypatch.setattr(onnx_embedding.os, "getloadavg", lambda: (float(onnx_embedding._cores()) - 1.0, 0.0, 0.0))
+    emb.warm_up_in_background()
+    assert emb._warming is not None
+    emb._warming.join()
+    assert emb._session is not None and emb.embed(["weather in Paris"]).shape == (1, 384)
