@@ -67,6 +67,11 @@ def main() -> None:
     parser.add_argument("runs", nargs="?", type=int, default=9)
     parser.add_argument("--json", type=Path, help="write the rounds and medians here")
     parser.add_argument("--max-ratio", type=float, help="exit 1 when median(search) / median(floor) exceeds it")
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        help="also time `toolret search` with PYTHONPATH=BASELINE (another checkout's shared/) in each round",
+    )
     args = parser.parse_args()
     env = dict(os.environ, TOKENIZERS_PARALLELISM="false")
     toolret = _toolret_cmd()
@@ -88,12 +93,15 @@ def main() -> None:
         rows = []
         for i, query in enumerate(_queries(args.runs)):
             row: dict[str, float] = {}
+            search = [*toolret, "search", "--kb", str(kb), query, "-k", "5"]
             for key, cmd in (
                 ("floor", [sys.executable, "-c", FLOOR]),
                 ("import", [sys.executable, "-c", "import toolret"]),
-                ("search", [*toolret, "search", "--kb", str(kb), query, "-k", "5"]),
+                ("search", search),
             ):
                 row[key], row[f"{key}_cpu"] = _run(cmd, env)
+            if args.baseline:
+                row["baseline"], row["baseline_cpu"] = _run(search, dict(env, PYTHONPATH=str(args.baseline)))
             row["ratio"] = row["search"] / row["floor"]
             row["ratio_cpu"] = row["search_cpu"] / row["floor_cpu"]
             rows.append(row)
@@ -111,6 +119,12 @@ def main() -> None:
         f"median CPU of {len(rows)}: floor {medians['floor_cpu']:.3f} s, import toolret {medians['import_cpu']:.3f} s, "
         f"toolret search {medians['search_cpu']:.3f} s"
     )
+    if args.baseline:
+        print(
+            f"baseline {args.baseline}: toolret search wall {medians['baseline']:.3f} s "
+            f"({medians['baseline'] / medians['floor']:.2f}x), CPU {medians['baseline_cpu']:.3f} s "
+            f"({medians['baseline_cpu'] / medians['floor_cpu']:.2f}x)"
+        )
     print(
         f"ratio search/floor: wall {ratio:.2f} (per-round median {medians['ratio']:.2f}, "
         f"range {min(r['ratio'] for r in rows):.2f}-{max(r['ratio'] for r in rows):.2f}); CPU {ratio_cpu:.2f}"
