@@ -223,8 +223,15 @@ class OnnxEmbedder:
 
 #: Embedders that started a background load: a process forked during one resets them (``_after_fork``).
 _WARMED: weakref.WeakSet[OnnxEmbedder] = weakref.WeakSet()
+
+
+def _reset_after_fork() -> None:
+    for emb in list(_WARMED):
+        emb._after_fork()
+
+
 if hasattr(os, "register_at_fork"):  # not on Windows, which does not fork
-    os.register_at_fork(after_in_child=lambda: [emb._after_fork() for emb in list(_WARMED)])
+    os.register_at_fork(after_in_child=_reset_after_fork)
 
 
 def _idle_core() -> bool:

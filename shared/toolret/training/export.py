@@ -62,8 +62,9 @@ def _export_fp32(model_dir: Path, path: Path) -> None:
     from toolret.training.trainer import _imports
 
     torch, transformers = _imports()
+    module: Any = torch.nn.Module
 
-    class _Hidden(torch.nn.Module):  # keyword call: transformers' positional order changes between releases
+    class _Hidden(module):  # torch.nn.Module  # keyword call: transformers' positional order changes between releases
         def __init__(self, inner: Any) -> None:
             super().__init__()
             self.inner = inner
