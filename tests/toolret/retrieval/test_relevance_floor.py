@@ -21,6 +21,34 @@ TOOLS = [
 ]
 
 
+def get_weather(city: str) -> str:
+    """Current weather for a city.
+
+    Args:
+        city: City name, e.g. "Paris".
+    """
+    return f"Sunny in {city}"
+
+
+def convert_currency(amount: float, to: str) -> str:
+    """Convert an amount of money into another currency."""
+    return f"{amount} {to}"
+
+
+def send_email(to: str, body: str) -> str:
+    """Send an email message to a recipient."""
+    return "sent"
+
+
+def book_flight(origin: str, destination: str, date: str) -> str:
+    """Book a flight between two airports on a date."""
+    return "booked"
+
+
+#: The README's four tools (the OpenAI tool-search example's), as a new user indexes them.
+README_TOOLS = [get_weather, convert_currency, send_email, book_flight]
+
+
 @pytest.fixture(scope="module", params=[SHIPPED_EMBEDDER_NAME, ONNX_EMBEDDER_NAME])
 def kb(request):
     kb = ToolKnowledgeBase(embedder=resolve_embedder(request.param))  # the packaged models, each calibrated
@@ -29,13 +57,53 @@ def kb(request):
     kb.close()
 
 
-@pytest.mark.parametrize("request_text", ["hi there!", "thanks, that's all", "who wrote Pride and Prejudice?"])
-def test_chit_chat_and_general_questions_get_no_tools(kb, request_text):
+@pytest.fixture(scope="module")
+def default_kb():
+    kb = ToolKnowledgeBase(embedder=resolve_embedder(SHIPPED_EMBEDDER_NAME))
+    kb.add(TOOLS)
+    yield kb
+    kb.close()
+
+
+def _assert_emptied(kb, request_text):
     result = kb.search(request_text, k="auto")
     assert result.ids == []
     step = next(s for s in result.trace if s.stage == "floor")
     assert step.note.endswith("no tool fits the request, none returned")
     assert not any(t["name"] in step.note for t in TOOLS)  # the numbers, never a tool's name
+
+
+@pytest.mark.parametrize("request_text", ["hi there!", "who wrote Pride and Prejudice?"])
+def test_chit_chat_and_general_questions_get_no_tools(kb, request_text):
+    _assert_emptied(kb, request_text)
+
+
+@pytest.mark.parametrize(
+    "request_text", ["thanks, that's all", "what is the capital of France?", "good morning!", "tell me a joke"]
+)
+def test_the_default_model_empties_more_small_talk(default_kb, request_text):
+    # The stock model's floor is weaker: at the in-scope bound its chit-chat margin is wider
+    # (docs/decisions/2026-11-27-auto-floor-natural-requests.md).
+    _assert_emptied(default_kb, request_text)
+
+
+@pytest.mark.parametrize("model", [SHIPPED_EMBEDDER_NAME, ONNX_EMBEDDER_NAME])
+@pytest.mark.parametrize(
+    ("request_text", "tool"),
+    [
+        ("is it raining in Paris?", "get_weather"),  # issue 41: the README's own request was emptied
+        ("Is it raining in Paris?", "get_weather"),
+        ("will I need an umbrella in London tomorrow?", "get_weather"),
+        ("how many euros is 100 dollars?", "convert_currency"),
+        ("email Bob that I'm running late", "send_email"),
+        ("get me on a plane to Tokyo next Monday", "book_flight"),
+    ],
+)
+def test_a_request_a_tool_clearly_serves_is_never_emptied(model, request_text, tool):
+    kb = ToolKnowledgeBase.from_tools(README_TOOLS, embedder=resolve_embedder(model))
+    assert kb.search(request_text, k=1).ids == [tool]
+    result = kb.search(request_text, k="auto")
+    assert result.ids[:1] == [tool], next(s for s in result.trace if s.stage == "floor").note
 
 
 @pytest.mark.parametrize("opening", ["what is", "what's", "what’s"])
@@ -47,8 +115,9 @@ def test_a_contraction_is_no_word_the_registry_knows(kb, opening):
         [*TOOLS, {"name": "get_cpu_usage", "description": "Report the CPU usage of the user's machine."}]
     )
     result = with_possessive.search(f"{opening} the capital of France?", k="auto")
-    assert result.ids == []
     assert "unknown words 100%" in next(s for s in result.trace if s.stage == "floor").note
+    if kb.embedder.name == SHIPPED_EMBEDDER_NAME:
+        assert result.ids == []
     with_possessive.close()
 
 
