@@ -235,9 +235,14 @@ if hasattr(os, "register_at_fork"):  # not on Windows, which does not fork
 
 
 def _idle_core() -> bool:
-    """Whether the last minute's load average leaves at least one of this process's cores idle."""
+    """Whether this process has a second core and the last minute's load average leaves one idle.
+
+    The margin is half a core, not a whole one: a minute's average lags, and back-to-back runs of
+    the same command (a benchmark, a script calling ``toolret search`` in a loop) keep it near 1
+    on their own.
+    """
     try:
-        return os.getloadavg()[0] <= _cores() - 1
+        return _cores() >= 2 and os.getloadavg()[0] < _cores() - 0.5
     except OSError:  # pragma: no cover - no load average (not on Linux or macOS)
         return False
 

@@ -257,10 +257,16 @@ def test_no_background_load_on_a_busy_machine(monkeypatch) -> None:
     from toolret.index import onnx_embedding
 
     emb = OnnxEmbedder(model_dir=onnx_embedding.SHIPPED_TOKENIZER.parent, workers=1)
-    monkeypatch.setattr(onnx_embedding.os, "getloadavg", lambda: (float(onnx_embedding._cores()), 0.0, 0.0))
+    monkeypatch.setattr(onnx_embedding, "_cores", lambda: 2)
+    monkeypatch.setattr(onnx_embedding.os, "getloadavg", lambda: (1.6, 0.0, 0.0))
     emb.warm_up_in_background()
     assert emb._warming is None and emb._session is None
-    monkeypatch.setattr(onnx_embedding.os, "getloadavg", lambda: (float(onnx_embedding._cores()) - 1.0, 0.0, 0.0))
+    monkeypatch.setattr(onnx_embedding, "_cores", lambda: 1)  # one core: nothing to overlap with
+    monkeypatch.setattr(onnx_embedding.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    emb.warm_up_in_background()
+    assert emb._warming is None
+    monkeypatch.setattr(onnx_embedding, "_cores", lambda: 2)
+    monkeypatch.setattr(onnx_embedding.os, "getloadavg", lambda: (1.2, 0.0, 0.0))
     emb.warm_up_in_background()
     assert emb._warming is not None
     emb._warming.join()
