@@ -97,3 +97,57 @@ def test_opening_a_saved_knowledge_base_starts_loading_its_model_before_the_rest
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["False", "True", "get_weather"]
+
+
+def test_a_program_search_ends_without_tearing_the_interpreter_down(saved_kb: Path):
+    # Finalising every module, the model's session and numpy's buffers cost a fresh `toolret search`
+    # ~0.06 s after its output (as much as 0.45x the floor import); the verb only reads, so it ends at
+    # once: output flushed even into a pipe, atexit handlers run, no object finalised.
+    code = (
+        "import atexit, sys\nfrom toolret.cli import main\n"
+        "class Finalised:\n    def __del__(self):\n        sys.stderr.write('finalised\\n')\n"
+        "keep = Finalised()\natexit.register(lambda: sys.stderr.write('atexit ran\\n'))\n"
+        f"sys.argv = ['toolret', 'search', '--kb', {str(saved_kb)!r}, 'rain in Paris?', '--json']\n"
+        "sys.exit(main())\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "shared"), str(ROOT)])}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["tools"][0]["id"] == "get_weather"  # all of it, through a pipe
+    assert out.stderr.splitlines() == ["atexit ran"]
+
+
+def test_a_search_called_from_python_returns_and_other_verbs_end_as_usual(saved_kb: Path, capsys):
+    from toolret.cli import main
+
+    assert main(["search", "--kb", str(saved_kb), "rain in Paris?", "-k", "1"]) == 0  # argv given: no exit
+    assert "get_weather" in capsys.readouterr().out
+    code = (
+        "import sys\nfrom toolret.cli import main\n"
+        "class Finalised:\n    def __del__(self):\n        sys.stderr.write('finalised\\n')\n"
+        "keep = Finalised()\nsys.argv = ['toolret', '--help']\nsys.exit(main())\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "shared"), str(ROOT)])}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    assert out.returncode == 0 and out.stderr.splitlines() == ["finalised"]
+
+
+def test_a_program_search_loads_its_model_without_graph_optimisation(saved_kb: Path):
+    # The one query of a `toolret search` does not repay onnxruntime's graph optimisation (~0.07 s to
+    # load, ~0.7 ms a query); the library's sessions, which embed registries and many queries, keep it.
+    code = (
+        "import atexit, sys\nfrom toolret.cli import main\nfrom toolret.index import embedding\n"
+        "def report():\n"
+        "    for emb in embedding._PACKAGED.values():\n"
+        "        print(emb._session.get_session_options().graph_optimization_level.name, file=sys.stderr)\n"
+        "atexit.register(report)\n"
+        "assert main(['search', '--kb', sys.argv[1], 'rain in Paris?']) == 0\nreport()\n"
+        "sys.argv = ['toolret', 'search', '--kb', sys.argv[1], 'rain in Paris?']\n"
+        "embedding._PACKAGED.clear()\nsys.exit(main())\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "shared"), str(ROOT)])}
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(saved_kb)], capture_output=True, text=True, env=env, timeout=300
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stderr.split() == ["ORT_ENABLE_ALL", "ORT_DISABLE_ALL"]

@@ -20,6 +20,7 @@ from toolret.index.embedding import (
     TORCH_EMBEDDER_NAME,
     SentenceTransformerEmbedder,
     resolve_embedder,
+    shipped_model_dir,
 )
 from toolret.index.onnx_embedding import ONNX_EMBEDDER_NAME, OnnxEmbedder
 from toolret.sources.stdlib_registry import stdlib_tools
@@ -123,6 +124,26 @@ def test_batching_does_not_change_a_vector() -> None:
     alone = np.stack([emb.embed([t])[0] for t in texts])
     np.testing.assert_allclose(together, alone, atol=1e-5)
     assert emb.embed([]).shape == (0, 384)
+
+
+def test_a_quick_loading_session_gives_the_vectors_of_the_optimised_one(monkeypatch) -> None:
+    """A one-shot process skips onnxruntime's graph optimisation (~0.07 s of its start): same vectors to 1e-6."""
+    from toolret.index import onnx_embedding
+
+    texts = [t.field_text("description") or t.name for t in _registry()][:60] + REQUESTS
+    optimised = OnnxEmbedder(model_dir=shipped_model_dir())
+    monkeypatch.setattr(onnx_embedding, "_QUICK_LOAD", False)
+    expected = np.stack([optimised.embed([t])[0] for t in texts])
+    assert optimised._session.get_session_options().graph_optimization_level.name == "ORT_ENABLE_ALL"
+    onnx_embedding.load_sessions_quickly()
+    quick = OnnxEmbedder(model_dir=shipped_model_dir())
+    got = np.stack([quick.embed([t])[0] for t in texts])
+    assert quick._session.get_session_options().graph_optimization_level.name == "ORT_DISABLE_ALL"
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-6)
+    assert (got @ expected.T).argmax(axis=1).tolist() == list(range(len(texts)))
+    dynamic = OnnxEmbedder(dynamic_int8=True)  # unoptimised, its int8 activations give other vectors
+    dynamic.embed(["weather"])
+    assert dynamic._session.get_session_options().graph_optimization_level.name == "ORT_ENABLE_ALL"
 
 
 @pytest.mark.slow
