@@ -71,6 +71,9 @@ def test_make_demo_installs_the_library_alone():
     assert recipe, "no $(DEMO_STAMP) target in the Makefile"
     installs = [line for line in recipe.group(1).splitlines() if "pip install" in line]
     assert installs and all("torch" not in line and "[" not in line for line in installs), installs
+    assert not any("llama" in line or "llm-" in line for line in installs), installs  # test-only builds
+    # and `make demo` waits for nothing else: its only prerequisite is that stamp, never the dev one
+    assert re.search(r"^demo: \$\(DEMO_STAMP\)\s*$", makefile, re.M), "make demo must depend on $(DEMO_STAMP) alone"
 
 
 def test_index_and_search_with_the_default_model_need_no_heavy_package(tmp_path: Path):
