@@ -109,10 +109,6 @@ def with_context(own: SearchResult, extra: SearchResult, k: K, context: str, rea
     """
     start = time.perf_counter()
     keep = [t for t in own.tools if t.similarity >= FOLLOW_UP_MIN_SIMILARITY]
-    # With k="auto" each search sized its own set: the follow-up's may be empty (the floor
-    # empties "and in Rome?"), the context search's holds the earlier turn's tools it refers to.
-    # Its best tool always gets a place, even when the follow-up's own words fill its set
-    # ("what about tomorrow?" matches set_reminder and set_alarm; it refers to get_weather).
     size = max(len(own.tools), len(extra.tools), len(keep) + min(1, len(extra.tools))) if k == "auto" else int(k)
     merged = list(keep)
     for scored in [*extra.tools, *own.tools]:
