@@ -82,7 +82,7 @@ bench-scale: $(STAMP)
 	$(PY) -m toolret.cli bench-scale --datasets-root $(BENCH_ROOT) --out $(BENCH_OUT)/scale
 
 # Build the embedder candidate (toolret-embed-mini, docs/models.md) from the dev sets with the recipe's seed:
-# about 5 minutes on two idle cores; checkpoints in .train/shipped, so an interrupted run resumes.
+# two stages, about 18 minutes on two idle cores; checkpoints in $(MODEL_DIR)/training, so an interrupted run resumes.
 MODEL_DIR ?= .train/toolret-embed-mini
 train: $(STAMP)
 	$(PY) -m toolret.cli train --benchmarks $(BENCH_ROOT) --out $(MODEL_DIR)

@@ -22,7 +22,8 @@ import numpy as np
 
 from toolret.eval.baseline import CosineBaseline
 from toolret.eval.datasets import load_dataset
-from toolret.eval.folds import DEV_SETS, EVAL_ONLY_SETS, NATURAL_SETS, TRAIN_SETS
+from toolret.eval.embedder_table import exposure
+from toolret.eval.folds import DEV_SETS, NATURAL_SETS, REGISTRY, TRAIN_SETS
 from toolret.index.embedding import resolve_embedder
 
 
@@ -59,7 +60,11 @@ def main() -> None:
     for name in args.sets.split(","):
         rows[name] = [cosine_recall(args.root, name, e, args.limit) for e in embedders]
         kind = "natural" if name in NATURAL_SETS else "registry"
-        seen = "train" if name in TRAIN_SETS else ("eval-only" if name in EVAL_ONLY_SETS else "")
+        seen = exposure(
+            name,
+            has_train_split=(args.root / name / "train_queries.jsonl").is_file(),
+            trained_on={REGISTRY[s] for s in TRAIN_SETS},
+        )
         cells = " ".join(f"{r['r1']:.3f}/{r['r5']:.3f}".rjust(22) for r in rows[name])
         deltas = " ".join(f"{r['r5'] - rows[name][0]['r5']:+.3f}" for r in rows[name][1:])
         print(f"{name:<18} {kind:<8} {cells}   dR@5 {deltas} {seen}", flush=True)

@@ -16,6 +16,10 @@ script writes one self-contained bundle that ``experiments/gpu_train.py`` (torch
 * the stock model's scores of that same evaluation, the baseline.
 
 Run: ``PYTHONPATH=experiments .venv/bin/python experiments/gpu_prep.py --out .gpu``.
+
+Not ported to issue 42's two-stage recipe (:mod:`toolret.training.recipe`): these bundles train
+one stage over ``TRAIN_SETS``. A GPU loan for the recipe needs stage 1's batches and a stage-2
+run from its weights; the shipped model and its folds were trained on the CPU instead.
 """
 
 from __future__ import annotations

@@ -108,7 +108,7 @@ async def test_the_tool_called_last_stays_offered_when_the_next_search_ranks_it_
     """keep_used=3 after three calls: the next request's search finds the tool called last, but at rank 2
     of 3, and the two older remembered tools take two of the k slots; the tool called last must still be
     offered (it was dropped as a hit beyond the one slot left while the older ones kept theirs)."""
-    follow_up = "Is it sunny in Rome today or rainy tomorrow?"
+    follow_up = "Do I need a jacket in Rome tomorrow?"
     plans = {
         "Stock price of AAPL please": [("get_stock_price", {"ticker": "AAPL"})],
         "Translate 'thank you' into German": [("translate_text", {"text": "thank you", "language": "German"})],

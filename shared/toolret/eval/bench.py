@@ -289,9 +289,19 @@ def run_bench(args: argparse.Namespace) -> int:
 
     side_md = ""
     for compared in embedders[1:]:
-        from toolret.eval.embedder_table import embedder_table
+        from toolret.eval.embedder_table import embedder_table, exposure, trained_registries
 
-        side = embedder_table(results, default=embedders[0].name, other=compared.name, presets=presets)
+        seen: dict[str, str] = {}
+        for folder in folders:
+            labels = []
+            for model in (compared, embedders[0]):
+                trained = trained_registries(model.model)
+                has_split = (folder / "train_queries.jsonl").is_file()
+                labels.append(
+                    "–" if trained is None else exposure(folder.name, has_train_split=has_split, trained_on=trained)
+                )
+            seen[folder.name] = " / ".join(labels)
+        side = embedder_table(results, default=embedders[0].name, other=compared.name, presets=presets, seen=seen)
         print(side)
         side_md += (
             f"\n## {compared.name} / {embedders[0].name}, side by side (each cell: compared / default)\n\n{side}\n"

@@ -51,12 +51,11 @@ FOLDS: dict[str, tuple[str, ...]] = {
 DEV_SETS: tuple[str, ...] = tuple(s for sets in FOLDS.values() for s in sets)
 #: Sets whose licence keeps them out of any shipped model's training data (FORMAT.md: eval-only).
 EVAL_ONLY_SETS: tuple[str, ...] = ("conala_pyfunc", "seal_dev", "slack_web", "mcp_catalog")
-#: Every fold a shipped model may train on (FORMAT.md's train+eval registries): what issue 42's
-#: recipe trains on (docs/models.md, "the next model").
+#: Every fold a shipped model may train on (FORMAT.md's train+eval registries).
 TRAINABLE_FOLDS: tuple[str, ...] = tuple(f for f, sets in FOLDS.items() if not set(sets) & set(EVAL_ONLY_SETS))
-#: The folds the shipped embedder's recipe trains on (docs/models.md). The other train+eval
-#: registries are unseen checks of the shipped model until a model trained on them ships.
-TRAIN_FOLDS: tuple[str, ...] = ("toole", "bfcl", "apibench", "restbench")
+#: The folds the shipped embedder's recipe trains on (docs/models.md): every train+eval registry
+#: since issue 42 (:mod:`toolret.training.recipe` gives the two stages).
+TRAIN_FOLDS: tuple[str, ...] = TRAINABLE_FOLDS
 #: The dev sets the shipped embedder trains on.
 TRAIN_SETS: tuple[str, ...] = tuple(s for f in TRAIN_FOLDS for s in FOLDS[f])
 #: Sets whose requests are in the user's own words (what people type), and sets whose requests

@@ -21,6 +21,7 @@ Example:
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -41,6 +42,7 @@ __all__ = [
     "Embedder",
     "SentenceTransformerEmbedder",
     "default_model_path",
+    "embedder_revision",
     "resolve_embedder",
     "shipped_model_dir",
     "warm_up_saved",
@@ -232,6 +234,26 @@ def shipped_model_dir() -> str:
 
 _PACKAGED_LOCK = threading.Lock()
 _PACKAGED: dict[str, Embedder] = {}
+
+
+def embedder_revision(name: str) -> str:
+    """Which weights a stored embedder name stands for: the first 12 hex digits of the sha256 of
+    the packaged toolret-embed-mini (from its card), "" for every other name.
+
+    The name ``packaged:toolret-embed-mini`` outlives a release of its weights (issue 42 shipped
+    the second one). A knowledge base records this beside the name, so one built with other
+    weights is refused when opened rather than searched with vectors of another model.
+    """
+    return _shipped_revision() if name == SHIPPED_EMBEDDER_NAME else ""
+
+
+@functools.lru_cache(maxsize=1)
+def _shipped_revision() -> str:
+    import json
+    from pathlib import Path
+
+    card = Path(shipped_model_dir()) / "toolret-model.json"
+    return str(json.loads(card.read_text())["sha256"])[:12]
 
 
 def _packaged(name: str) -> Embedder:

@@ -37,7 +37,11 @@ import numpy as np
 from toolret.errors import ConfigError, MissingDependencyError, ToolRetError
 from toolret.index.onnx_dynamic import ONNX_DYNAMIC_EMBEDDER_NAME
 
-__all__ = ["ONNX_DYNAMIC_EMBEDDER_NAME", "ONNX_EMBEDDER_NAME", "OnnxEmbedder"]
+#: The card a ``toolret train`` model folder carries beside ``model.onnx`` (what it trained on,
+#: sha256, recipe); written by :mod:`toolret.training.export`, read by benches without torch.
+MODEL_CARD_FILE = "toolret-model.json"
+
+__all__ = ["MODEL_CARD_FILE", "ONNX_DYNAMIC_EMBEDDER_NAME", "ONNX_EMBEDDER_NAME", "OnnxEmbedder"]
 
 #: Stored in a knowledge base built with this embedder (the torch model has its own name).
 ONNX_EMBEDDER_NAME = "packaged:all-MiniLM-L6-v2-onnx-int8"

@@ -31,6 +31,7 @@ from toolret.index.embedding import (
     STOCK_EMBEDDER_NAMES,
     TORCH_EMBEDDER_NAME,
     Embedder,
+    embedder_revision,
     resolve_embedder,
 )
 from toolret.index.framework_embedding import pass_again
@@ -126,7 +127,8 @@ def open_store(path: Path | None, client: Any, collection: str, embedder: Any) -
         saved = snapshot_file.read(path, collection, FORMAT_VERSION)
         if saved is not None:
             resolved = resolve_embedder(_embedder_for(saved.embedder, embedder))
-            if resolved.name == saved.embedder:  # another model: ChromaDB's check raises ModelMismatchError
+            if resolved.name == saved.embedder and saved.embedder_revision == embedder_revision(resolved.name):
+                # another model, or other weights under its name: ChromaDB's check raises ModelMismatchError
                 return LocalStore(path, collection, resolved.name, saved=saved), resolved  # type: ignore[return-value]
     store = ChromaStore(path=str(path) if path else None, client=client, name=collection)
     try:
@@ -239,6 +241,7 @@ def _write_snapshot_file(store: LocalStore, snap: Snapshot, generation: str | No
         "toolret_format": FORMAT_VERSION,
         "collection": store.name,
         "embedder": store.embedder_name,
+        "embedder_revision": embedder_revision(store.embedder_name),
         "generation": generation,
         "registry_hash": registry_hash(snap.docs),
         "stamp": stamp,

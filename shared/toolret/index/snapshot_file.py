@@ -76,6 +76,8 @@ class SavedState:
 
     generation: str | None
     embedder: str
+    #: :func:`toolret.index.embedding.embedder_revision` of the weights that made the vectors ("" if none).
+    embedder_revision: str
     registry_hash: str
     docs: list[ToolDoc]
     vectors: list[dict[str, np.ndarray]]
@@ -269,6 +271,7 @@ def read(path: Path, collection: str, toolret_format: int) -> SavedState | None:
     return SavedState(
         generation=info.get("generation"),
         embedder=str(info.get("embedder", "")),
+        embedder_revision=str(info.get("embedder_revision", "")),
         registry_hash=str(info.get("registry_hash", "")),
         docs=docs,
         vectors=vectors,

@@ -27,7 +27,7 @@ import numpy as np
 from toolret.documents.tool_doc import INDEX_FIELDS, ToolDoc
 from toolret.errors import InvalidToolError, KnowledgeBaseError, ModelMismatchError
 
-__all__ = ["FORMAT_VERSION", "ChromaStore", "StoredTool", "field_record_id", "http_client"]
+__all__ = ["FORMAT_VERSION", "ChromaStore", "StoredTool", "field_record_id", "http_client", "stale_weights_message"]
 
 logger = logging.getLogger("toolret")
 
@@ -96,6 +96,17 @@ def _forget_failed_system(path: str) -> None:
         systems.pop(path, None)
 
 
+def stale_weights_message(name: str, embedder: str, stored: str, current: str) -> str:
+    """The error for a knowledge base whose vectors came from other weights of the same model name."""
+    built = f"revision {stored}" if stored else "the first release (before revisions were recorded)"
+    return (
+        f"knowledge base {name!r} was built with {embedder} {built}; this toolret ships revision {current}, "
+        "whose vectors differ, so searching it would compare vectors of two models. Index the tools again into "
+        "a new knowledge base (`toolret index TOOLS --kb NEW`, or ToolKnowledgeBase(NEW).add(tools)), or keep "
+        "the toolret release that built it"
+    )
+
+
 class ChromaStore:
     """Reads and writes one knowledge base in a ChromaDB client.
 
@@ -143,9 +154,24 @@ class ChromaStore:
             )
         return str(meta.get("embedder", ""))
 
+    def existing_revision(self) -> str:
+        """:func:`~toolret.index.embedding.embedder_revision` as stored ("" when none was stored)."""
+        try:
+            col = self.client.get_collection(f"{self.name}_tools", embedding_function=None)
+        except Exception:  # noqa: BLE001
+            return ""
+        return str((col.metadata or {}).get("embedder_revision", ""))
+
     def open(self, embedder_name: str) -> None:
-        """Open (or create) the collections, refusing a different embedding model."""
+        """Open (or create) the collections, refusing a different embedding model or other weights under its name."""
+        from toolret.index.embedding import embedder_revision
+
         stored = self.existing_embedder()
+        revision = embedder_revision(embedder_name)
+        if stored is not None and stored == embedder_name and self.existing_revision() != revision:
+            raise ModelMismatchError(
+                stale_weights_message(self.name, embedder_name, self.existing_revision(), revision)
+            )
         if stored is not None and stored != embedder_name:
             from toolret.index.framework_embedding import pass_again
 
@@ -160,7 +186,13 @@ class ChromaStore:
                 f"knowledge base {self.name!r} was built with embedder {stored!r} but was opened with "
                 f"{embedder_name!r}; {advice}"
             )
-        meta = {"toolret_format": FORMAT_VERSION, "embedder": embedder_name, "hnsw:space": "cosine", **_CHEAP_HNSW}
+        meta = {
+            "toolret_format": FORMAT_VERSION,
+            "embedder": embedder_name,
+            "embedder_revision": revision,
+            "hnsw:space": "cosine",
+            **_CHEAP_HNSW,
+        }
         self._tools = self.client.get_or_create_collection(f"{self.name}_tools", metadata=meta, embedding_function=None)
         self._fields = self.client.get_or_create_collection(
             f"{self.name}_fields", metadata=meta, embedding_function=None

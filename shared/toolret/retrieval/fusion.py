@@ -48,6 +48,12 @@ def budgeted_merge(
 
     Returns ``(id, sub-task index)`` pairs; the index is None for ids that came from ``head``
     (the fused ranking of all lists) after every sub-task had its share.
+
+    A list whose best id an earlier list already picked is served by that pick: it counts as its
+    first share, and its second best waits for the next round, so every list's best comes before
+    any list's second. "Convert 100 dollars, then the weather in Oslo" (the whole request's list
+    and the currency list both led by the currency tool) keeps the weather tool second, where a
+    top-2 cut finds it, not the currency list's second best.
     """
     budgets = subtask_budgets(k, len(subtask_lists))
     chosen: list[tuple[str, int | None]] = []
@@ -59,6 +65,10 @@ def budgeted_merge(
         progress = False
         for i, ranked in enumerate(subtask_lists):
             if used[i] >= budgets[i] or len(chosen) >= k:
+                continue
+            if used[i] == 0 and ranked and ranked[0] in taken:
+                used[i] = 1  # served by an earlier list's pick of its best
+                progress = True
                 continue
             while cursors[i] < len(ranked) and ranked[cursors[i]] in taken:
                 cursors[i] += 1

@@ -134,7 +134,7 @@ class FloorSettings:
 
 #: Embedding model name -> its calibrated floor (docs/decisions/2026-11-27-auto-floor-natural-requests.md).
 CALIBRATED: dict[str, FloorSettings] = {
-    SHIPPED_EMBEDDER_NAME: FloorSettings(margin=0.32, oov_share=0.7, weak_similarity=0.175),
+    SHIPPED_EMBEDDER_NAME: FloorSettings(margin=0.24, oov_share=0.5, weak_similarity=0.175),
     ONNX_EMBEDDER_NAME: FloorSettings(margin=0.36, oov_share=0.5, weak_similarity=0.075),
 }
 

@@ -56,13 +56,16 @@ def benchmark_pairs(
     cap: int = DEFAULT_CAP,
     seed: int = 0,
     field_weights: dict[str, float] | None = None,
+    floor: int = 0,
 ) -> list[TrainingPair]:
     """Balanced (request, tool) pairs from the dev sets named, read from ``root``.
 
     A set's training split (``train_queries.jsonl``) is read where it has one, so its test
     queries stay unseen. Multi-tool requests are kept first (there are few and they teach what
     single ones cannot); the cap, ``cap`` pairs a registry and :data:`PAIRS_PER_TOOL` a tool,
-    then samples the rest of each registry.
+    then samples the rest of each registry. A registry left with fewer than ``floor`` pairs has
+    them repeated, in order, up to ``floor`` (never past the per-tool cap: snips's seven intents
+    stay 280 pairs, 40 batches of seven).
     """
     from toolret.eval.datasets import load_dataset
 
@@ -83,8 +86,22 @@ def benchmark_pairs(
         limit = min(cap, PAIRS_PER_TOOL * len(tools_of[registry]))
         kept = multi.get(registry, [])[:limit]
         rest = balance(by_registry.get(registry, []), limit - len(kept), seed) if limit > len(kept) else []
-        out.extend(kept + rest)
+        out.extend(repeat_to(kept + rest, min(floor, limit)))
     return out
+
+
+def repeat_to(pairs: list[TrainingPair], floor: int) -> list[TrainingPair]:
+    """``pairs`` repeated whole, then cut, to ``floor`` pairs; as they are when already that many.
+
+    Example:
+        >>> from toolret.training.pairs import TrainingPair
+        >>> p = [TrainingPair("r", f"q{i}", f"t{i}", f"t{i}", "d", frozenset({f"t{i}"})) for i in range(3)]
+        >>> [x.query for x in repeat_to(p, 7)]
+        ['q0', 'q1', 'q2', 'q0', 'q1', 'q2', 'q0']
+    """
+    if not pairs or len(pairs) >= floor:
+        return pairs
+    return (pairs * -(-floor // len(pairs)))[:floor]
 
 
 def registry_tools(root: str | Path, sets: Sequence[str] = TRAIN_SETS) -> dict[str, dict[str, Any]]:
@@ -111,7 +128,9 @@ def training_pairs(
     Negatives are mined with the stock model over each pair's own registry only, so a fold never
     searches a left-out registry; ``cache`` (a JSON file) lets every fold reuse one mining.
     """
-    pairs = benchmark_pairs(root, sets, cap=cap, seed=config.seed, field_weights=training_fields(config))
+    pairs = benchmark_pairs(
+        root, sets, cap=cap, seed=config.seed, field_weights=training_fields(config), floor=config.registry_floor
+    )
     if config.hard_negatives == 0:
         return pairs
     from toolret.training.negatives import mine_hard_negatives
@@ -198,7 +217,8 @@ def run_fold(
     """
     from toolret.index.onnx_embedding import OnnxEmbedder
     from toolret.training.export import export_onnx_int8
-    from toolret.training.trainer import blend_with_base, train
+    from toolret.training.recipe import first_stage_folder, train_recipe
+    from toolret.training.trainer import blend_with_base
 
     folder = Path(out) / fold
     tag = "" if config.keep == 1 else f"-keep{config.keep:g}"
@@ -211,11 +231,22 @@ def run_fold(
 
         raise ConfigError(f"fold {fold!r} is not trained on; a fold model leaves out one of {', '.join(TRAIN_FOLDS)}")
     train_sets = [s for s in TRAIN_SETS if s not in left_out]
-    pairs = training_pairs(root, train_sets, config, cap=cap, cache=Path(out) / "negatives.json")
-    result = train(pairs, folder, config, max_steps=max_steps, on_step=on_step)
-    if not result.finished:
+
+    def pairs_for(stage_sets: Sequence[str], _folder: Path) -> list[TrainingPair]:
+        return training_pairs(root, stage_sets, config, cap=cap, cache=Path(out) / "negatives.json")
+
+    run = train_recipe(
+        train_sets,
+        config,
+        folder,
+        pairs_for=pairs_for,
+        stage1_work=first_stage_folder(out, train_sets),
+        max_steps=max_steps,
+        on_step=on_step,
+    )
+    if not run.finished:
         return None
-    model_dir = Path(result.model_dir)
+    model_dir = Path(run.final.model_dir)
     if config.keep < 1:
         model_dir = blend_with_base(model_dir, config.keep, folder / f"model{tag}")
     card = export_onnx_int8(
@@ -226,7 +257,7 @@ def run_fold(
         "fold": fold,
         "left_out": list(left_out),
         "keep": config.keep,
-        "train": result.model_dump(),
+        "train": [r.model_dump() for r in run.stages],
         "export": card,
         "scores": scores,
     }

@@ -68,10 +68,11 @@ def add_train_parser(verbs: Any) -> None:
         "--keep", type=float, default=None, help="share of the fine-tuned weights kept (rest: the base model's)"
     )
     p.add_argument(
-        "--all-registries",
-        action="store_true",
-        help="with --benchmarks: train on every train+eval registry (their training splits where they have one), "
-        "not only the shipped recipe's",
+        "--registry-floor",
+        type=int,
+        default=None,
+        metavar="N",
+        help="with --benchmarks: repeat a registry's pairs up to N when it has fewer (default: the recipe's)",
     )
     p.add_argument("--max-steps", type=int, default=None, help="stop after this many steps (resume later)")
     p.set_defaults(run=_cmd_train)
@@ -94,6 +95,8 @@ def _config(args: argparse.Namespace) -> Any:
         overrides["hard_negatives"] = args.hard_negatives
     if args.all_fields:
         overrides["all_fields"] = True
+    if getattr(args, "registry_floor", None) is not None:
+        overrides["registry_floor"] = args.registry_floor
     return TrainConfig(**overrides)
 
 
@@ -161,19 +164,15 @@ def _train_kb(args: argparse.Namespace) -> int:
 
 
 def _train_benchmarks(args: argparse.Namespace) -> int:
-    from toolret.eval.folds import FOLDS, TRAINABLE_FOLDS
     from toolret.training.shipped import build_shipped
 
-    sets = [s for f in TRAINABLE_FOLDS for s in FOLDS[f]] if args.all_registries else None
-    work = Path(args.out) / "training" if args.all_registries else ".train/shipped"
     card = build_shipped(
         args.benchmarks,
         Path(args.out),
         _config(args),
-        work=work,
+        work=Path(args.out) / "training",
         max_steps=args.max_steps,
         on_step=_progress,
-        sets=sets,
     )
     if card is None:
         print("stopped before the end of training; run the same command again to resume")
@@ -185,8 +184,8 @@ def _train_benchmarks(args: argparse.Namespace) -> int:
 def unseen_records(root: str, out: Path, model: str | None) -> list[dict[str, Any]]:
     """Fold-table records for the dev sets no training fold holds, scored with the full model.
 
-    The shipped model never trained on these registries (the newer train+eval sets and the
-    eval-only ones), so the full model itself is their left-out model; cached in ``out/unseen.json``.
+    No model may train on the eval-only sets, so the full model itself is their left-out model;
+    cached in ``out/unseen.json``. Every run of the table scores them, a run of chosen ``--folds`` too.
     """
     from toolret.eval.folds import FOLDS, TRAIN_FOLDS
     from toolret.index.embedding import SHIPPED_EMBEDDER_NAME, resolve_embedder
@@ -226,8 +225,7 @@ def _train_lodo(args: argparse.Namespace) -> int:
             print(f"fold {fold} stopped before the end of training; run the same command again to resume")
             return 0
         records.append(record)
-    if not args.folds:
-        records += unseen_records(args.benchmarks, Path(args.out), args.model)
+    records += unseen_records(args.benchmarks, Path(args.out), args.model)
     print(format_lodo(args.benchmarks, Path(args.out), records, tag=_config(args).keep))
     if args.fusion:
         from toolret.eval.lodo_run import run_lodo

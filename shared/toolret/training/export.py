@@ -29,10 +29,9 @@ from typing import Any
 import numpy as np
 
 from toolret.errors import ConfigError, MissingDependencyError
+from toolret.index.onnx_embedding import MODEL_CARD_FILE
 
 __all__ = ["MODEL_CARD_FILE", "export_onnx_int8", "file_sha256", "int8_row_lookup"]
-
-MODEL_CARD_FILE = "toolret-model.json"
 
 
 def file_sha256(path: str | Path) -> str:

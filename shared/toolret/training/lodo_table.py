@@ -3,7 +3,8 @@
 Each row is a dev set scored by a model that never saw its registry; the stock model's scores
 come from the same code on the same 500-query samples (cached in ``stock.json`` beside the folds).
 The rule for a default (:mod:`toolret.training.model_rule`): the left-out means of ΔR@5 and
-ΔNDCG@10 are ≥ 0 and no registry loses significantly; :func:`format_lodo` states the verdict.
+ΔNDCG@10 gain on requests in the user's own words and do not fall on requests in the registry's
+own words, and no registry loses significantly; :func:`format_lodo` states the verdict.
 """
 
 from __future__ import annotations
@@ -99,15 +100,21 @@ def format_rows(rows: Sequence[dict[str, Any]]) -> str:
             f"{d['fast']:+.3f} / {d['balanced']:+.3f} | {row['fold']}: [{i.low:+.3f}, {i.high:+.3f}] |"
         )
     lines.append("")
+    from toolret.training.model_rule import GROUP_LABEL
+
     for preset, by_metric in verdict.means.items():
         worst = verdict.worst(preset)
+        groups = "; ".join(
+            f"{GROUP_LABEL[g]} ΔR@5 {m[preset]['recall@5']:+.4f}, ΔNDCG@10 {m[preset]['ndcg@10']:+.4f}"
+            for g, m in verdict.group_means.items()
+        )
         lines.append(
-            f"{preset}: left-out mean ΔR@5 {by_metric['recall@5']:+.4f}, ΔNDCG@10 {by_metric['ndcg@10']:+.4f}; "
-            f"worst registry {worst.fold} ΔR@5 {worst.mean:+.4f} [{worst.low:+.3f}, {worst.high:+.3f}]"
+            f"{preset}: left-out mean ΔR@5 {by_metric['recall@5']:+.4f}, ΔNDCG@10 {by_metric['ndcg@10']:+.4f} "
+            f"({groups}); worst registry {worst.fold} ΔR@5 {worst.mean:+.4f} [{worst.low:+.3f}, {worst.high:+.3f}]"
         )
     lines.append(
-        "rule (means ≥ 0; no registry's ΔR@5 interval entirely below -0.02): "
-        + ("met" if verdict.met else "NOT met: " + "; ".join(verdict.reasons))
+        "rule (user's-words means > 0; registry's-words means ≥ 0; no registry's ΔR@5 interval entirely "
+        "below -0.02): " + ("met" if verdict.met else "NOT met: " + "; ".join(verdict.reasons))
     )
     return "\n".join(lines)
 

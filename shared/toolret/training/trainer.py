@@ -34,7 +34,7 @@ from toolret.errors import ConfigError, MissingDependencyError
 from toolret.training.batches import batch_columns, plan_batches
 from toolret.training.pairs import TrainingPair
 
-__all__ = ["TrainConfig", "TrainResult", "base_model_dir", "blend_with_base", "train"]
+__all__ = ["TrainConfig", "TrainResult", "base_identity", "base_model_dir", "blend_with_base", "train"]
 
 logger = logging.getLogger("toolret")
 
@@ -61,6 +61,13 @@ class TrainConfig(BaseModel):
         default=False,
         description="Documents drawn from every indexed field with the search's field weights, not only "
         "the description (toolret.training.pairs.pairs_from_bundles).",
+    )
+    registry_floor: int = Field(
+        default=0,
+        ge=0,
+        description="Pairs a registry is repeated up to when it has fewer (benchmark training only): "
+        "without it a registry of 146 requests gets 8 of 560 batches and its share of what the model "
+        "learns shrinks as the intent sets join (docs/models.md).",
     )
     hard_negatives: int = Field(
         default=0,
@@ -114,6 +121,23 @@ def base_model_dir() -> Path:
     from toolret.index.embedding import default_model_path
 
     return Path(default_model_path(extra="train"))
+
+
+def base_identity(base_dir: Path) -> str:
+    """What a checkpoint records of its starting model: the weights' sha256, not the folder's path.
+
+    Stage 2 of the recipe starts from stage 1's output; naming that by content lets a finished
+    stage move (or be rebuilt bit for bit) without orphaning the run that continues from it.
+    """
+    for name in ("model.safetensors", "pytorch_model.bin"):
+        weights = base_dir / name
+        if weights.is_file():
+            digest = hashlib.sha256()
+            with weights.open("rb") as fh:
+                for block in iter(lambda: fh.read(1 << 20), b""):
+                    digest.update(block)
+            return f"sha256:{digest.hexdigest()}"
+    return str(base_dir)
 
 
 def _imports() -> tuple[Any, Any]:
@@ -179,7 +203,7 @@ def train(
         raise ConfigError(f"{len(pairs)} pairs make no batch of two conflict-free pairs; add pairs with other tools")
     total = max(1, math.ceil(len(batches) * cfg.epochs))
     warmup_steps = max(1, int(total * cfg.warmup))
-    fingerprint = cfg.fingerprint(pairs, str(base_dir))
+    fingerprint = cfg.fingerprint(pairs, base_identity(base_dir))
 
     torch.set_num_threads(cfg.threads)
     torch.manual_seed(cfg.seed)

@@ -35,3 +35,13 @@ def test_budgeted_merge_gives_every_subtask_its_share_without_duplicates():
 def test_budgeted_merge_fills_from_head_when_a_subtask_runs_dry():
     picked = budgeted_merge([["a"], ["a"]], k=3, head=["a", "z", "y"])
     assert picked == [("a", 0), ("z", None), ("y", None)]
+
+
+def test_a_list_whose_best_is_already_picked_waits_a_round_for_its_second():
+    whole = ["convert_currency", "get_weather", "translate_text"]
+    convert = ["convert_currency", "translate_text"]
+    weather = ["get_weather", "send_email"]
+    picked = budgeted_merge([whole, convert, weather], k=4, head=[*whole, "send_email"])
+    # Every list's best before any list's second: a top-2 cut keeps both needs. The currency list's
+    # share (one of four) was its best, so its second best is not added; the head fills the rest.
+    assert picked == [("convert_currency", 0), ("get_weather", 2), ("translate_text", 0), ("send_email", None)]

@@ -25,3 +25,17 @@ def test_a_registry_of_few_tools_is_capped_per_tool(benchmarks: Path) -> None:
     assert per_registry["restbench_tmdb"] == sum(
         len(q.relevant) for q in load_dataset(benchmarks / "restbench_tmdb").queries
     )
+
+
+def test_a_small_registry_is_repeated_up_to_the_floor_never_past_the_per_tool_cap(benchmarks: Path) -> None:
+    plain = benchmark_pairs(benchmarks, ["restbench_spotify", "snips", "bfcl"], cap=400)
+    floored = benchmark_pairs(benchmarks, ["restbench_spotify", "snips", "bfcl"], cap=400, floor=300)
+    count = collections.Counter(p.registry for p in plain)
+    floored_count = collections.Counter(p.registry for p in floored)
+    assert count["restbench_spotify"] < 300 and floored_count["restbench_spotify"] == 300
+    spotify = [p for p in plain if p.registry == "restbench_spotify"]
+    assert {(p.query, p.tool_id) for p in floored if p.registry == "restbench_spotify"} == {
+        (p.query, p.tool_id) for p in spotify
+    }
+    assert floored_count["snips"] == count["snips"] == 7 * PAIRS_PER_TOOL  # floor 300 > 280: the cap holds
+    assert floored_count["bfcl"] == count["bfcl"] == 400  # already above the floor: unchanged

@@ -100,3 +100,21 @@ def test_bench_rows_pair_two_embedders_of_one_bench_run() -> None:
     rows = bench_rows({"results": results}, "mini", "stock", ["taubench", "bfcl"])
     assert [r["set"] for r in rows] == ["taubench"]
     assert check_rule(rows).means["fast"]["recall@5"] == 0.5
+
+
+def test_requests_in_the_users_words_must_gain_and_the_registrys_must_not_fall() -> None:
+    flat_natural = _row("banking77", "banking77", [0.0] * 5 + [1.0] * 5, [0.0] * 5 + [1.0] * 5)
+    gains_registry = _row("bfcl", "bfcl", [0.0] * 10, [1.0] * 10)
+    verdict = check_rule([flat_natural, gains_registry])
+    # The overall mean gains, but the natural group's does not: the issue-42 rule is not met.
+    assert verdict.means["fast"]["recall@5"] > 0
+    assert not verdict.met
+    assert any("user's own words" in r and "no gain" in r for r in verdict.reasons)
+
+    gains_natural = _row("slack_web", "slack_web", [0.0] * 10, [0.0] * 8 + [1.0] * 2)
+    flat_registry = _row("bfcl", "bfcl", [1.0] * 10, [1.0] * 10)
+    verdict = check_rule([gains_natural, flat_registry])
+    assert verdict.met, verdict.reasons
+    assert verdict.group_means["natural"]["fast"]["recall@5"] == pytest.approx(0.2)
+    assert verdict.group_means["registry"]["balanced"]["recall@5"] == 0.0
+    assert "user's own words ΔR@5 +0.2000" in format_rows([gains_natural, flat_registry])
