@@ -18,13 +18,20 @@ __all__ = ["bench_rows", "format_lodo", "format_rows", "lodo_rows", "stock_score
 
 
 def stock_scores(root: str | Path, sets: Sequence[str], cache: Path) -> dict[str, Any]:
-    """The stock model's scores on ``sets``, computed once and cached in ``cache``."""
+    """The stock MiniLM's scores on ``sets``, computed once and cached in ``cache``.
+
+    Named explicitly: ``None`` would be the default embedder, which since issue 34 is toolret's own
+    model, so a fold table would compare fold models with the model trained on every registry.
+    """
+    from toolret.index.embedding import STOCK_EMBEDDER_NAME, resolve_embedder
     from toolret.training.benchmarks import evaluate_model
 
     known: dict[str, Any] = json.loads(cache.read_text()) if cache.is_file() else {}
+    if known.get("_model") != STOCK_EMBEDDER_NAME:  # a cache of the default model's scores (before the fix)
+        known = {"_model": STOCK_EMBEDDER_NAME}
     missing = [s for s in sets if s not in known]
     if missing:
-        known.update(evaluate_model(root, missing, None))
+        known.update(evaluate_model(root, missing, resolve_embedder(STOCK_EMBEDDER_NAME)))
         cache.parent.mkdir(parents=True, exist_ok=True)
         cache.write_text(json.dumps(known, indent=2))
     return {s: known[s] for s in sets}

@@ -118,3 +118,24 @@ def test_requests_in_the_users_words_must_gain_and_the_registrys_must_not_fall()
     assert verdict.group_means["natural"]["fast"]["recall@5"] == pytest.approx(0.2)
     assert verdict.group_means["registry"]["balanced"]["recall@5"] == 0.0
     assert "user's own words ΔR@5 +0.2000" in format_rows([gains_natural, flat_registry])
+
+
+def test_the_fold_tables_baseline_is_the_stock_model_not_the_default(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    import toolret.training.benchmarks as benchmarks
+    from toolret.index.embedding import STOCK_EMBEDDER_NAME
+    from toolret.training.lodo_table import stock_scores
+
+    seen: list[str] = []
+
+    def fake_evaluate(root, sets, embedder):  # type: ignore[no-untyped-def]
+        seen.append(embedder.name)
+        return {s: _scores([1.0]) for s in sets}
+
+    monkeypatch.setattr(benchmarks, "evaluate_model", fake_evaluate)
+    cache = tmp_path / "stock.json"
+    cache.write_text(json.dumps({"a": _scores([0.0])}))  # a cache of the default model's scores, from before
+    assert stock_scores("root", ["a"], cache)["a"]["fast"]["recall@5"] == 1.0
+    assert seen == [STOCK_EMBEDDER_NAME]
+    assert stock_scores("root", ["a"], cache)["a"]["fast"]["recall@5"] == 1.0 and len(seen) == 1  # cached now
