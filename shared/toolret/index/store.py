@@ -168,10 +168,8 @@ class ChromaStore:
 
         stored = self.existing_embedder()
         revision = embedder_revision(embedder_name)
-        if stored is not None and stored == embedder_name and self.existing_revision() != revision:
-            raise ModelMismatchError(
-                stale_weights_message(self.name, embedder_name, self.existing_revision(), revision)
-            )
+        if stored is not None and stored == embedder_name and (built := self.existing_revision()) != revision:
+            raise ModelMismatchError(stale_weights_message(self.name, embedder_name, built, revision))
         if stored is not None and stored != embedder_name:
             from toolret.index.framework_embedding import pass_again
 
