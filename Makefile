@@ -84,8 +84,11 @@ bench-scale: $(STAMP)
 # Build the embedder candidate (toolret-embed-mini, docs/models.md) from the dev sets with the recipe's seed:
 # two stages, about 18 minutes on two idle cores; checkpoints in $(MODEL_DIR)/training, so an interrupted run resumes.
 MODEL_DIR ?= .train/toolret-embed-mini
+# Then the learned fusion's coefficients (toolret/models/fusion.json) refitted with the packaged embedder,
+# with their leave-one-registry-out table: about 5 minutes.
 train: $(STAMP)
 	$(PY) -m toolret.cli train --benchmarks $(BENCH_ROOT) --out $(MODEL_DIR)
+	$(PY) -m toolret.cli train-fusion --benchmarks $(BENCH_ROOT) --out .train/fusion
 
 # The leave-one-registry-out table of the embedder recipe (docs/models.md): one model per fold.
 train-lodo: $(STAMP)

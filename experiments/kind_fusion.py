@@ -29,6 +29,7 @@ def eefafaa():
         weights=(0.5, 0.25, 0.1, 0.15, 0.1, 0.15, 0.05),
         cosine_weight=0.0,
         evidence_slope=0.5,
+        fusion="heuristic",
     )
 
 

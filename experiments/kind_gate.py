@@ -7,6 +7,7 @@ x a feature of the request against its pool. Searched over (a, b) and scored lea
 from __future__ import annotations
 
 import itertools
+import os
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -41,7 +42,7 @@ def feats(sig):
 
 
 def main():
-    sigs = load(Path(".bench/lodo"))
+    sigs = load(Path(os.environ.get("CACHE", ".bench/lodo")))
     t = default_setting("fast")
     meaning_k = float(sys.argv[1]) if len(sys.argv) > 1 else 2.5
     words = replace(eefafaa(), lex_sd_floor=float(sys.argv[2]) if len(sys.argv) > 2 else 0.02)

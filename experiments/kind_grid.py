@@ -1,6 +1,7 @@
 """Issue 43: the best fixed fusion setting against the two-sided floor on every cached set (docs/decisions/2026-11-27-two-kinds-of-request.md)."""
 
 import itertools
+import os
 import sys
 
 sys.path.insert(0, "experiments")
@@ -11,7 +12,7 @@ from kind_fusion import eefafaa, load
 
 from toolret.eval.lodo import baseline_metrics, default_setting, score_setting
 
-sigs = load(Path(".bench/lodo"))
+sigs = load(Path(os.environ.get("CACHE", ".bench/lodo")))
 t = default_setting("fast")
 e = eefafaa()
 pre = []

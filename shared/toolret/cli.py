@@ -67,6 +67,7 @@ from toolret.eval.methods import (
 from toolret.eval.tables import eval_json, fit_width, format_table, report_headers, report_row, write_json
 from toolret.sources.on_conflict import ON_CONFLICT
 from toolret.training.command import add_train_parser
+from toolret.training.fusion_command import add_train_fusion_parser
 
 __all__ = ["build_parser", "format_table", "main"]
 
@@ -393,6 +394,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.set_defaults(run=_cmd_serve_mcp)
 
     add_train_parser(verbs)
+    add_train_fusion_parser(verbs)
     from toolret.eval.doctor_command import add_doctor_parser  # argparse only: the checks load when it runs
 
     add_doctor_parser(verbs)

@@ -99,6 +99,14 @@ class RetrievalConfig(BaseModel):
     name: str = "fast"
     field_weights: FieldWeights = Field(default_factory=FieldWeights)
     bias: float = 0.0
+    fusion: Literal["heuristic", "learned"] = Field(
+        default="heuristic",
+        description="How words and meaning are weighed per request: 'heuristic' (the default) is the hand-set "
+        "MFTR formula below (lexical_weight, evidence_slope, the floors, hubness_weight, cosine_weight); "
+        "'learned' reads the kind of request from its candidates and the registry "
+        "(toolret.scoring.learned_fusion, checked leaving one registry out, docs/method.md section 4c) and "
+        "ignores those numbers. Opt-in until its engine-level bench and k='auto' re-check are done (issue 43).",
+    )
     lexical_weight: float = Field(
         default=0.29,
         ge=0,

@@ -196,6 +196,7 @@ def test_search_on_a_missing_kb_exits_2(tmp_path: Path, capsys: pytest.CaptureFi
 def test_bench_writes_json_and_markdown(dataset: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "bench"
     argv = ["bench", "--datasets-root", str(dataset.parent), "--limit", "0", "--out", str(out), "--no-union"]
+    argv.append("--no-reference-fusions")  # their rows: test_bench_compares_a_second_embedder_side_by_side
     assert main(argv) == 0
     summary = json.loads((out / "bench.json").read_text())
     assert [(r["dataset"], r["preset"], r["level"]) for r in summary["results"]] == [
@@ -221,9 +222,12 @@ def test_bench_compares_a_second_embedder_side_by_side(dataset: Path, tmp_path: 
         ("bm25", None),
         ("cosine", DEFAULT_EMBEDDER_NAME),
         ("fast", DEFAULT_EMBEDDER_NAME),
+        ("fusion-ec3e34e", DEFAULT_EMBEDDER_NAME),  # the two-sided rule's reference fusions, default embedder only
+        ("fusion-eefafaa", DEFAULT_EMBEDDER_NAME),
         ("cosine", STOCK_EMBEDDER_NAME),
         ("fast", STOCK_EMBEDDER_NAME),
     ]
+    assert "R@5 - (best fusion - .01)" in (out / "bench.md").read_text()
     assert all(len(r["per_query"]["recall@5"]) == r["n_queries"] for r in results)  # the model rule pairs them
     markdown = (out / "bench.md").read_text()
     assert f"{STOCK_EMBEDDER_NAME} / {DEFAULT_EMBEDDER_NAME}, side by side" in markdown
@@ -261,6 +265,7 @@ def test_bench_fit_compares_presets_and_balanced_fit_on_the_test_split(
         "balanced",
         "--fit",
         "--no-union",
+        "--no-reference-fusions",
     ]
     assert main(argv) == 0
     rows = [(r["split"], r["preset"], r["n_queries"]) for r in json.loads((out / "bench.json").read_text())["results"]]

@@ -161,6 +161,9 @@ def run_bench(args: argparse.Namespace) -> int:
         raise DatasetError(f"{root}: no dataset folder with a tools.jsonl inside")
     limit = None if args.limit == 0 else args.limit
     presets = dedupe([DEFAULT_PRESET] + (args.preset or []))
+    from toolret.eval.reference_fusions import REFERENCE_FUSIONS
+
+    references = [] if getattr(args, "no_reference_fusions", False) else list(REFERENCE_FUSIONS)
     ks = (1, 5, 10)
     floor_ms: dict[str, float] = {}
     # The default embedder first (its cache is the one `--lodo` reads), then each one compared with it.
@@ -177,8 +180,12 @@ def run_bench(args: argparse.Namespace) -> int:
         # Ids with '#' mark doc variants of one function name (BFCL): score by name as well.
         levels = [False, True] if any("#" in tool_id for tool_id in dataset.tool_ids) else [False]
         # One knowledge base per dataset and embedder serves every preset (a preset only changes the search).
+        # The reference fusions (toolret.eval.reference_fusions) run with the default embedder only: the
+        # two-sided rule compares each preset with them on the same knowledge base.
         runs = [("bm25", ["bm25"], embedder)] + [
-            (method, shared, emb) for emb in embedders for method, shared in (("cosine", ["cosine"]), ("mftr", presets))
+            (method, shared, emb)
+            for emb in embedders
+            for method, shared in (("cosine", ["cosine"]), ("mftr", presets + (references if emb is embedder else [])))
         ]
         for method, shared_presets, embedder in runs:
             retriever, seconds = build_retriever(method, dataset, shared_presets[0], embedder=embedder)
@@ -222,7 +229,7 @@ def run_bench(args: argparse.Namespace) -> int:
     if not getattr(args, "no_union", False):  # every dev registry in one knowledge base (toolret.eval.union)
         from toolret.eval.union import bench_union
 
-        results.extend(bench_union(folders, presets, embedders[0], limit=limit, auto_k=args.auto_k))
+        results.extend(bench_union(folders, presets + references, embedders[0], limit=limit, auto_k=args.auto_k))
 
     headers = [
         "dataset",
@@ -267,7 +274,7 @@ def run_bench(args: argparse.Namespace) -> int:
     print(table)
     from toolret.eval.union import guard_table
 
-    guard = guard_table(results)  # each preset's margin over cosine (same embedder) and the best single signal
+    guard = guard_table(results)  # the two-sided rule: single signals (R@1, R@5) and reference fusions (R@5 - .01)
     print(guard)
     ablation_md = ""
     if ablations:

@@ -34,6 +34,12 @@ def add_bench_parsers(verbs: Any) -> None:
         help="skip the union condition (every dev registry in one knowledge base, each set's queries over it)",
     )
     bench.add_argument(
+        "--no-reference-fusions",
+        action="store_true",
+        help="skip the rows of the two reference fusions (fusion-ec3e34e, fusion-eefafaa) that the two-sided "
+        "rule compares each preset with (toolret.eval.reference_fusions)",
+    )
+    bench.add_argument(
         "--ablation",
         "--ablate",
         action="store_true",

@@ -36,6 +36,7 @@ __all__ = [
     "lodo",
     "score_metrics",
     "score_setting",
+    "setting_of",
 ]
 
 _F = len(INDEX_FIELDS)
@@ -62,6 +63,7 @@ class Setting:
     hub_weight: float = 0.0  # cosine minus hub_weight x the tool's hubness (toolret.index.adaptation)
     hub_all_fields: bool = False  # measured only: every field's hubness, not just HUB_FIELDS (the engine's)
     cosine_weight: float = 0.0  # + cosine_weight x (raw description cosine - pool mean) (mftr.cosine_anchor)
+    fusion: str = "heuristic"  # "learned": toolret.scoring.learned_fusion (every number above but depth unused)
 
     def label(self) -> str:
         w = "/".join(f"{x:g}" for x in self.weights)
@@ -70,6 +72,7 @@ class Setting:
             f"name={self.name_boost:g} pen={self.penalty_scale:g} floor={self.lex_floor:g} "
             f"margin={self.auto_margin:g} sd_floor={self.lex_sd_floor:g}/{self.dense_sd_floor:g} "
             f"hub={self.hub_weight:g}{'(all fields)' if self.hub_all_fields else ''} cos={self.cosine_weight:g}"
+            + (" fusion=learned" if self.fusion == "learned" else "")
         )
 
 
@@ -127,6 +130,11 @@ def _normalise(x: np.ndarray, mask: np.ndarray, how: str) -> np.ndarray:
 def fused_scores(sig: DatasetSignals, s: Setting, beta_q: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(score [Q, C] with -inf outside the pool, pool mask) of setting ``s`` on cached signals."""
     pool = sig.valid & (sig.rank < s.depth)
+    if s.fusion == "learned":
+        from toolret.eval.fusion_signals import fusion_arrays, score_arrays
+        from toolret.scoring.learned_fusion import shipped_fusion
+
+        return score_arrays(shipped_fusion(), fusion_arrays(sig, s.depth)), pool
     pres = sig.present & pool[:, :, None]
     lex = sig.lex.astype(np.float64)
     dense = sig.dense.astype(np.float64)
@@ -350,7 +358,11 @@ def default_setting(preset: str = "fast") -> Setting:
     """The shipped defaults of ``preset`` as a :class:`Setting`."""
     from toolret.config import RetrievalConfig
 
-    cfg = RetrievalConfig.preset(preset)
+    return setting_of(RetrievalConfig.preset(preset))
+
+
+def setting_of(cfg: Any) -> Setting:
+    """A :class:`~toolret.config.RetrievalConfig`'s fusion numbers as a :class:`Setting`."""
     w = cfg.field_weights.as_dict()
     return Setting(
         normalization=cfg.normalization,
@@ -367,6 +379,7 @@ def default_setting(preset: str = "fast") -> Setting:
         min_field_pool=cfg.min_field_pool,
         hub_weight=cfg.hubness_weight,
         cosine_weight=cfg.cosine_weight,
+        fusion=cfg.fusion,
     )
 
 

@@ -105,11 +105,15 @@ class PresetView:
     """A knowledge base searched with one preset, as the eval harness's retriever."""
 
     def __init__(self, kb: Any, preset: str) -> None:
+        from toolret.eval.reference_fusions import REFERENCE_FUSIONS, reference_config
+
         self.kb, self.preset, self.name = kb, preset, preset
         self.embedder = kb.embedder
+        # A reference fusion (fusion-ec3e34e, fusion-eefafaa) is the fast preset with its overrides.
+        self.config: Any = reference_config(preset) if preset in REFERENCE_FUSIONS else preset
 
     def search(self, query: str, k: int = 5) -> Any:
-        return self.kb.search(query, k=k, config=self.preset)
+        return self.kb.search(query, k=k, config=self.config)
 
 
 def release(retriever: Any) -> None:

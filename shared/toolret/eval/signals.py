@@ -255,9 +255,12 @@ def extract_signals(
     return sig
 
 
-def _fingerprint(folder: Path, limit: int | None, seed: int, depth: int) -> str:
+def _fingerprint(folder: Path, limit: int | None, seed: int, depth: int, split: str = "test") -> str:
+    from toolret.eval.datasets import TRAIN_QUERIES_FILE, has_training_split
+
+    queries = TRAIN_QUERIES_FILE if split == "train" and has_training_split(folder) else "queries.jsonl"
     h = hashlib.sha1()
-    for name in ("tools.jsonl", "queries.jsonl"):
+    for name in ("tools.jsonl", queries):
         stat = (folder / name).stat()
         h.update(f"{name}:{stat.st_size}:{int(stat.st_mtime)}".encode())
     h.update(f"{limit}:{seed}:{depth}:{SIGNALS_VERSION}".encode())
@@ -272,16 +275,22 @@ def load_or_extract(
     limit: int | None = 500,
     seed: int = 0,
     depth: int = POOL_DEPTH,
+    split: str = "test",
 ) -> DatasetSignals:
-    """The dataset's signals from ``cache_dir`` when cached for the same files and sample, else extracted."""
-    from toolret.eval.datasets import load_dataset
+    """The dataset's signals from ``cache_dir`` when cached for the same files and sample, else extracted.
+
+    ``split="train"`` reads the set's training split where it has one (the learned fusion fits on it,
+    :mod:`toolret.training.fusion_fit`); its cache file is named ``<set>.train-<fingerprint>.npz``.
+    """
+    from toolret.eval.datasets import has_training_split, load_dataset
 
     folder = Path(folder)
-    path = Path(cache_dir) / f"{folder.name}-{_fingerprint(folder, limit, seed, depth)}.npz"
+    stem = f"{folder.name}.train" if split == "train" and has_training_split(folder) else folder.name
+    path = Path(cache_dir) / f"{stem}-{_fingerprint(folder, limit, seed, depth, split)}.npz"
     if path.exists():
         cached = DatasetSignals.load(path)
         if cached is not None:
             return cached
-    sig = extract_signals(load_dataset(folder), embedder, limit=limit, seed=seed, depth=depth)
+    sig = extract_signals(load_dataset(folder, split=split), embedder, limit=limit, seed=seed, depth=depth)
     sig.save(path)
     return sig

@@ -5,7 +5,7 @@ vector to its ``k`` nearest other tools' (:data:`HUB_FIELDS`), a copy of the too
 :data:`HUB_DUPLICATE`) not counting as a neighbour. Scoring uses ``cos(q, d) - w * r_d``
 (``RetrievalConfig.hubness_weight``): ``w > 0`` is CSLS hubness reduction (Conneau et al., 2018),
 ``w < 0`` — the default, chosen leaving one dev set out — favours tools in dense regions of the
-registry over isolated ones of equal cosine (docs/method.md, section 4c). ``r_d`` needs no query
+registry over isolated ones of equal cosine (docs/method.md, section 4d). ``r_d`` needs no query
 and no label and describes exactly the current tool set: it is recomputed with every snapshot
 (a stale value would re-rank tools by neighbours that are gone), and saved beside a saved
 knowledge base (``adaptation.npz``, tagged with the registry hash) to be reused on load only for

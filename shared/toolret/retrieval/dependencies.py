@@ -187,10 +187,16 @@ def _trim(tools: list[ScoredTool], k: int) -> list[ScoredTool]:
 
 
 def keep_producers(chosen: Sequence[ScoredTool], tools: Sequence[ScoredTool], max_k: int) -> list[ScoredTool]:
-    """``k="auto"``'s cut with every kept consumer's producer added back, in list order, at most ``max_k``."""
+    """``k="auto"``'s cut with every kept consumer's producer added back, in list order, at most ``max_k``.
+
+    A tool kept on its own score whose consumer was cut no longer says it serves it: ``serves``
+    always names a tool in the same list.
+    """
     keep = {t.id for t in chosen}
     keep.update(t.id for t in tools if t.serves is not None and t.serves in keep)
-    return _trim([t for t in tools if t.id in keep], max_k)
+    kept = _trim([t for t in tools if t.id in keep], max_k)
+    ids = {t.id for t in kept}
+    return [t if t.serves is None or t.serves in ids else t.model_copy(update={"serves": None}) for t in kept]
 
 
 def resolve_dependencies(

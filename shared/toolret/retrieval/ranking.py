@@ -110,9 +110,13 @@ def rank_query(
     scoring_start = time.perf_counter()
     args = spot_arguments(text)
     evidence = 0.0
-    if config.evidence_slope:
+    request = (0.0, 0.0, 0.0, 0.0)
+    learned_fusion = config.fusion == "learned"
+    if config.evidence_slope or learned_fusion:
         ev = query_evidence(text, main_tokens, *registry_df(snap))
         evidence = float(evidence_score(ev.oov_share, ev.n_ident))
+        request = (ev.idf_mass, ev.oov_share, float(ev.n_ident), float(len(main_tokens)))
+    hub_desc = snap.hubness.get("description") if learned_fusion else None
     signals = FieldSignals(
         candidates=cands,
         lexical={f: lex_all[f][cands] for f in fields},
@@ -121,6 +125,9 @@ def rank_query(
         present={f: snap.present[f][cands] for f in fields},
         evidence=evidence,
         hubness={f: snap.hubness[f][cands] for f in fields if config.hubness_weight and f in snap.hubness},
+        request=request,
+        n_tools=len(snap),
+        hub_description=hub_desc[cands] if hub_desc is not None else None,
     )
     query_words = set(tokenize(text, drop_stopwords=False))
     whole = text.strip().lower()

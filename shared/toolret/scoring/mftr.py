@@ -64,6 +64,12 @@ class FieldSignals:
     evidence: float = 0.0
     #: Per field, each candidate's neighbourhood density in the registry (Snapshot.hubness).
     hubness: dict[str, np.ndarray] = dataclasses.field(default_factory=dict)
+    #: The learned fusion's request features: idf mass, share of unknown words, identifier-like
+    #: words, analysed tokens (toolret.scoring.evidence), and the registry's size.
+    request: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)
+    n_tools: int = 0
+    #: Each candidate's description density, for the learned fusion (read whatever hubness_weight is).
+    hub_description: np.ndarray | None = None
 
 
 #: The features a learned scorer weighs (toolret.retrieval.learn); "heuristic" is the MFTR score itself,
@@ -189,6 +195,43 @@ def cosine_anchor(signals: FieldSignals, raw_dense: dict[str, np.ndarray], best:
     return own - float(own.mean()) if len(own) else own
 
 
+def _learned(
+    signals: FieldSignals, raw_dense: dict[str, np.ndarray], named: np.ndarray, penalty: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """(learned fusion score, its anchor term) of the candidates: :mod:`toolret.scoring.learned_fusion`
+    on this one request, the same code that scores cached dev-set signals."""
+    from toolret.scoring.learned_fusion import ANCHOR, fusion_features, shipped_fusion
+
+    n = len(signals.candidates)
+    if n == 0:
+        return np.zeros(0), np.zeros(0)
+    shape = (1, n, len(INDEX_FIELDS))
+    lex, dense, present = np.zeros(shape), np.zeros(shape), np.zeros(shape, dtype=bool)
+    bound = np.zeros((1, len(INDEX_FIELDS)))
+    for i, field in enumerate(INDEX_FIELDS):
+        if field in signals.present:
+            lex[0, :, i] = signals.lexical[field]
+            dense[0, :, i] = raw_dense[field]
+            present[0, :, i] = signals.present[field]
+            bound[0, i] = signals.lexical_bound.get(field, 0.0)
+    hub = signals.hub_description if signals.hub_description is not None else np.zeros(n)
+    x, request = fusion_features(
+        lex,
+        dense,
+        present,
+        bound,
+        np.ones((1, n), dtype=bool),
+        named[None, :],
+        penalty[None, :],
+        hub[None, :],
+        np.array([signals.request], dtype=np.float64),
+        signals.n_tools,
+    )
+    model = shipped_fusion()
+    coef = model.coefficients(request)
+    return (x * coef[:, None, :]).sum(axis=2)[0], (coef[:, ANCHOR] * x[:, :, ANCHOR])[0]
+
+
 def score_candidates(
     signals: FieldSignals,
     docs: Sequence[ToolDoc],
@@ -264,6 +307,9 @@ def score_candidates(
     h = np.array([history.get(i, 0.0) for i in cand] if history else np.zeros(n), dtype=np.float64).reshape(n)
     # The same float64 operations, in the same order, as one candidate at a time.
     heuristic = base + np.where(named, config.name_match_boost, 0.0) + config.history_weight * h - penalty
+    if config.fusion == "learned":  # the request's own balance of words and meaning (learned_fusion)
+        fused, anchor = _learned(signals, raw_dense, named, penalty / (config.penalty.scale or 1.0))
+        heuristic = fused + config.history_weight * h
     if exact_matches:
         exact = np.array([i in exact_matches for i in cand], dtype=bool).reshape(n)
         # plus the widest gap the anchor can open between two tools (cosines lie in [-1, 1]): asking for a

@@ -9,9 +9,8 @@ import numpy as np
 import pytest
 
 from toolret import RetrievalConfig, ToolKnowledgeBase
-from toolret.documents.tool_doc import INDEX_FIELDS
 from toolret.eval.datasets import load_dataset
-from toolret.eval.lodo import Setting, choose, default_setting, grid, score_setting
+from toolret.eval.lodo import choose, default_setting, grid, score_setting, setting_of
 from toolret.eval.signals import DatasetSignals, extract_signals, load_or_extract
 
 from .test_datasets import write_dataset
@@ -104,26 +103,6 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_dataset(tmp_path_factory.mktemp("lodo") / "tiny", TOOLS, QUERIES)
 
 
-def _setting_of(cfg: RetrievalConfig) -> Setting:
-    w = cfg.field_weights.as_dict()
-    return Setting(
-        normalization=cfg.normalization,
-        beta=cfg.lexical_weight,
-        evidence_slope=cfg.evidence_slope,
-        weights=tuple(w[f] for f in INDEX_FIELDS),
-        depth=cfg.candidates_per_field,
-        name_boost=cfg.name_match_boost,
-        penalty_scale=cfg.penalty.scale,
-        lex_floor=cfg.lexical_floor,
-        auto_margin=cfg.auto_margin,
-        lex_sd_floor=cfg.lexical_sd_floor,
-        dense_sd_floor=cfg.dense_sd_floor,
-        min_field_pool=cfg.min_field_pool,
-        hub_weight=cfg.hubness_weight,
-        cosine_weight=cfg.cosine_weight,
-    )
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize(
     ("normalization", "hubness", "cosine"),
@@ -143,13 +122,14 @@ def test_cached_signals_rescore_like_the_engine(
             "lexical_floor": 0.3,
             "hubness_weight": hubness,
             "cosine_weight": cosine,
+            "fusion": "heuristic",
         }
     )
     kb = ToolKnowledgeBase(None, embedder=embedder, config=cfg)
     kb.add(dataset.tool_docs())
     from toolret.eval.lodo import fused_scores
 
-    scores, _ = fused_scores(sig, _setting_of(cfg))
+    scores, _ = fused_scores(sig, setting_of(cfg))
     for qi, query in enumerate(dataset.queries):
         engine = [t.score for t in kb.search(query.query, k=len(TOOLS)).tools]
         cached = np.sort(scores[qi][np.isfinite(scores[qi])])[::-1][: len(engine)]
@@ -157,7 +137,24 @@ def test_cached_signals_rescore_like_the_engine(
     engine_r5 = np.mean(
         [len(set(q.relevant) & set(kb.search(q.query, k=5).ids)) / len(q.relevant) for q in dataset.queries]
     )
-    assert score_setting(sig, _setting_of(cfg))["recall@5"] == pytest.approx(engine_r5)
+    assert score_setting(sig, setting_of(cfg))["recall@5"] == pytest.approx(engine_r5)
+
+
+@pytest.mark.slow
+def test_cached_signals_rescore_the_learned_fusion_like_the_engine(tiny: Path, embedder) -> None:
+    """The shipped learned fusion gives the same scores on cached signals as in the engine, query by query."""
+    dataset = load_dataset(tiny)
+    sig = extract_signals(dataset, embedder, limit=None)
+    cfg = RetrievalConfig.preset("fast").with_(fusion="learned")
+    kb = ToolKnowledgeBase(None, embedder=embedder, config=cfg)
+    kb.add(dataset.tool_docs())
+    from toolret.eval.lodo import fused_scores
+
+    scores, _ = fused_scores(sig, setting_of(cfg))
+    for qi, query in enumerate(dataset.queries):
+        engine = [t.score for t in kb.search(query.query, k=len(TOOLS)).tools]
+        cached = np.sort(scores[qi][np.isfinite(scores[qi])])[::-1][: len(engine)]
+        assert np.allclose(engine, cached, atol=1e-5), query.query
 
 
 @pytest.mark.slow
@@ -192,6 +189,8 @@ def test_grid_and_default_setting_read_the_config() -> None:
     base = default_setting("fast")
     cfg = RetrievalConfig.preset("fast")
     assert base.beta == cfg.lexical_weight and base.depth == cfg.candidates_per_field
+    assert base.fusion == cfg.fusion == "heuristic"
+    assert default_setting("fast") != setting_of(cfg.with_(fusion="learned"))
     points = grid(base, beta=(0.2, 0.4), depth=(10, 20, 30))
     assert len(points) == 6 and {p.depth for p in points} == {10, 20, 30}
     assert replace(base, beta=0.2, depth=10) in points

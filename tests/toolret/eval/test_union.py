@@ -68,35 +68,30 @@ def _entry(dataset: str, preset: str, r1: float, r5: float) -> dict[str, object]
     }
 
 
-def test_guard_margins_are_against_cosine_and_the_better_single_signal() -> None:
+def test_guard_margins_are_two_sided_single_signals_and_reference_fusions() -> None:
     results = [
-        _entry("a", "bm25", 0.1, 0.6),
+        _entry("a", "bm25", 0.5, 0.6),
         _entry("a", "cosine", 0.3, 0.5),
-        _entry("a", "fast", 0.4, 0.55),
-        _entry("a", "balanced", 0.2, 0.7),
+        _entry("a", "fusion-ec3e34e", 0.3, 0.62),
+        _entry("a", "fusion-eefafaa", 0.3, 0.70),
+        _entry("a", "fast", 0.6, 0.69),
+        _entry("a", "balanced", 0.4, 0.75),
         {**_entry("a", "fast", 0.0, 0.0), "level": "name"},  # name level: not a guard row
     ]
     rows = {r[2]: r for r in guard_rows(results)}
-    assert rows["fast"][5:] == pytest.approx([0.1, 0.05, -0.05])
-    assert rows["balanced"][5:] == pytest.approx([-0.1, 0.2, 0.1])
+    # R@1 - max(bm25, cosine), R@5 - max(bm25, cosine), R@5 - (max(references) - .01)
+    assert rows["fast"][5:] == pytest.approx([0.1, 0.09, 0.0])
+    assert rows["balanced"][5:] == pytest.approx([-0.1, 0.15, 0.06])
+    assert "fusion-eefafaa" not in rows  # the references are measured against, not guarded
     text = guard_table(results)
     assert "worst margin: -0.100 (balanced, - on a)" in text
 
 
-def test_guard_pairs_each_preset_with_the_cosine_of_its_own_embedder() -> None:
-    def tagged(preset: str, r1: float, r5: float, embedder: str | None) -> dict[str, object]:
-        return {**_entry("a", preset, r1, r5), "embedder": embedder}
-
-    results = [
-        tagged("bm25", 0.0, 0.1, None),
-        tagged("cosine", 0.5, 0.8, "packaged:toolret-embed-mini"),
-        tagged("fast", 0.6, 0.9, "packaged:toolret-embed-mini"),
-        tagged("cosine", 0.2, 0.4, "packaged:all-MiniLM-L6-v2-onnx-int8"),
-        tagged("fast", 0.3, 0.5, "packaged:all-MiniLM-L6-v2-onnx-int8"),
-    ]
-    margins = {r[1]: r[5:7] for r in guard_rows(results)}
-    assert margins["toolret-embed-mini"] == pytest.approx([0.1, 0.1])
-    assert margins["all-MiniLM-L6-v2-onnx-int8"] == pytest.approx([0.1, 0.1])
+def test_guard_without_reference_rows_leaves_that_margin_blank() -> None:
+    results = [_entry("a", "bm25", 0.1, 0.6), _entry("a", "cosine", 0.3, 0.5), _entry("a", "fast", 0.2, 0.55)]
+    (row,) = guard_rows(results)
+    assert row[5:7] == pytest.approx([-0.1, -0.05]) and row[7] is None
+    assert "worst margin: -0.100" in guard_table(results)
 
 
 @pytest.mark.slow

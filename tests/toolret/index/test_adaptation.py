@@ -14,6 +14,11 @@ from toolret.index.snapshot import build_snapshot
 from toolret.retrieval.ranking import rank_query
 
 
+def _fast() -> RetrievalConfig:
+    """The fast preset with the hand-set formula these tests pin (the learned fusion: test_learned_fusion.py)."""
+    return RetrievalConfig.preset("fast").with_(fusion="heuristic")
+
+
 def _unit(*values: float) -> np.ndarray:
     v = np.asarray(values, dtype=np.float32)
     return v / np.linalg.norm(v)
@@ -68,7 +73,7 @@ def test_hubness_weight_demotes_or_favours_a_tool_in_a_dense_region(weight: floa
     snap = build_snapshot(docs, vectors, 4)
     assert snap.hubness["description"][0] > snap.hubness["description"][3] + 0.2
     query = _unit(0.67703, 1, 0, 0)  # the same cosine with alpha_one as with omega
-    cfg = RetrievalConfig.preset("fast").with_(fields=("description",), evidence_slope=0.0, hubness_weight=0.0)
+    cfg = _fast().with_(fields=("description",), evidence_slope=0.0, hubness_weight=0.0)
     tie, _, _ = rank_query(snap, "zzz", query, cfg)
     scores = {docs[c.index].name: c.score for c in tie}
     assert abs(scores["alpha_one"] - scores["omega"]) < 1e-3
@@ -112,7 +117,7 @@ def test_hubness_is_recomputed_when_tools_are_added_or_removed(embedder) -> None
 
 @pytest.mark.slow
 def test_saved_with_the_knowledge_base_and_reloaded(tmp_path: Path, embedder, monkeypatch) -> None:
-    cfg = RetrievalConfig.preset("fast").with_(hubness_weight=-0.3)
+    cfg = _fast().with_(hubness_weight=-0.3)
     kb = ToolKnowledgeBase(tmp_path / "kb", embedder=embedder, config=cfg)
     kb.add([*TOOLS, TWIN])
     kb.save()

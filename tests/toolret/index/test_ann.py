@@ -70,12 +70,18 @@ def test_float16_snapshot_ranks_the_same_top_k_as_float32():
     docs, vectors, queries = _registry(300, seed=2)
     exact = build_snapshot(docs, vectors, DIM)
     approx = build_snapshot(docs, vectors, DIM, ann_min_rows=50)
-    config = RetrievalConfig.preset("fast")
+    # The hand-set formula: the order of its top five is exact. The learned fusion weighs the raw cosine
+    # more (docs/method.md 4c), so float16's ~1e-3 error may swap near-tied tools of these random vectors:
+    # four of the same five.
+    heuristic = RetrievalConfig.preset("fast").with_(fusion="heuristic")
     for i, q in enumerate(queries[:20]):
         text = f"{WORDS[i % len(WORDS)]} helper for {WORDS[(i * 5) % len(WORDS)]}"
-        want, _, _ = rank_query(exact, text, q, config)
-        got, _, _ = rank_query(approx, text, q, config)
+        want, _, _ = rank_query(exact, text, q, heuristic)
+        got, _, _ = rank_query(approx, text, q, heuristic)
         assert [c.index for c in got[:5]] == [c.index for c in want[:5]]
+        want, _, _ = rank_query(exact, text, q, RetrievalConfig.preset("fast"))
+        got, _, _ = rank_query(approx, text, q, RetrievalConfig.preset("fast"))
+        assert len({c.index for c in got[:5]} & {c.index for c in want[:5]}) >= 4
 
 
 def test_memory_accounting_counts_float16_rows_once():

@@ -17,6 +17,11 @@ from toolret.scoring.arguments import spot_arguments
 from toolret.scoring.mftr import FieldSignals, parameter_penalty, score_candidates
 
 
+def _fast() -> RetrievalConfig:
+    """The fast preset with the hand-set formula these tests pin (the learned fusion: test_learned_fusion.py)."""
+    return RetrievalConfig.preset("fast").with_(fusion="heuristic")
+
+
 def _signals(n: int, **fields):
     names = ("description", "parameters", "response", "examples")
     lex = {f: np.asarray(fields.get(f"lex_{f}", [0.0] * n), dtype=np.float32) for f in names}
@@ -27,7 +32,7 @@ def _signals(n: int, **fields):
 
 
 def test_score_is_weighted_sum_of_hybrid_field_scores():
-    cfg = RetrievalConfig.preset("fast").model_copy(
+    cfg = _fast().model_copy(
         update={
             "lexical_weight": 0.5,
             "lexical_normalization": "max",
@@ -61,7 +66,7 @@ def test_score_is_weighted_sum_of_hybrid_field_scores():
 
 
 def test_bound_normalization_divides_by_the_achievable_lexical_score():
-    cfg = RetrievalConfig.preset("fast").model_copy(
+    cfg = _fast().model_copy(
         update={"lexical_weight": 1.0, "penalty": PenaltyConfig(enabled=False), "normalization": "bound"}
     )
     docs = [ToolDoc(name="a", description="x"), ToolDoc(name="b", description="y")]
@@ -78,9 +83,7 @@ def test_bound_normalization_divides_by_the_achievable_lexical_score():
 
 
 def test_missing_fields_do_not_drag_a_tool_down():
-    cfg = RetrievalConfig.preset("fast").model_copy(
-        update={"penalty": PenaltyConfig(enabled=False), "normalization": "bound"}
-    )
+    cfg = _fast().model_copy(update={"penalty": PenaltyConfig(enabled=False), "normalization": "bound"})
     docs = [ToolDoc(name="sparse", description="x"), ToolDoc(name="rich", description="y")]
     sig = _signals(
         2,
@@ -96,12 +99,12 @@ def test_missing_fields_do_not_drag_a_tool_down():
 
 def test_penalty_is_zero_when_query_carries_no_arguments():
     doc = ToolDoc(name="t", parameters=[ToolParam(name="n", type="integer", required=True)])
-    cfg = RetrievalConfig.preset("fast")
+    cfg = _fast()
     assert parameter_penalty(doc, spot_arguments("compute a factorial"), {"compute", "factorial"}, cfg) == 0.0
 
 
 def test_required_parameter_the_query_cannot_fill_is_penalized():
-    cfg = RetrievalConfig.preset("fast")
+    cfg = _fast()
     query = "factorial of 7"
     args = spot_arguments(query)
     needs_number = ToolDoc(name="a", parameters=[ToolParam(name="n", type="integer", required=True)])
@@ -192,7 +195,7 @@ def test_pool_normalisation_ranks_a_strong_lexical_match_above_a_weak_dense_one(
     }
 
     def top(normalization, **extra):
-        cfg = RetrievalConfig.preset("fast").model_copy(update={**no_pen, "normalization": normalization, **extra})
+        cfg = _fast().model_copy(update={**no_pen, "normalization": normalization, **extra})
         return score_candidates(sig, docs, cfg, args=[], query_words=set(), name_matches=set())[0].index
 
     # On the absolute scale a long query's achievable BM25 (60) makes 8 look small: the dense tool wins.
@@ -203,14 +206,12 @@ def test_pool_normalisation_ranks_a_strong_lexical_match_above_a_weak_dense_one(
     # With the default unit floor (8 % of the query's achievable BM25), 8 of 60 is at most 1.7 sd:
     # a match of 13 % of the query no longer outvotes the best dense match.
     assert top("zscore") == 1
-    assert RetrievalConfig.preset("fast").normalization == "zscore"
+    assert _fast().normalization == "zscore"
 
 
 def test_pool_normalisation_does_not_depend_on_the_scale_of_a_signal():
     docs = [ToolDoc(name=f"t{i}", description="x") for i in range(6)]
-    cfg = RetrievalConfig.preset("fast").model_copy(
-        update={"penalty": PenaltyConfig(enabled=False), "cosine_weight": 0}
-    )
+    cfg = _fast().model_copy(update={"penalty": PenaltyConfig(enabled=False), "cosine_weight": 0})
     lex, dense = [3.0, 0.0, 1.5, 0.4, 0.6, 2.5], [0.30, 0.45, 0.33, 0.31, 0.29, 0.32]
     a = score_candidates(_six(lex, dense), docs, cfg, args=[], query_words=set(), name_matches=set())
     b = score_candidates(
@@ -223,7 +224,7 @@ def test_pool_normalisation_does_not_depend_on_the_scale_of_a_signal():
 
 def test_lexical_share_follows_query_evidence():
     docs = [ToolDoc(name=f"t{i}", description="x") for i in range(20)]
-    cfg = RetrievalConfig.preset("fast").model_copy(update={"penalty": PenaltyConfig(enabled=False)})
+    cfg = _fast().model_copy(update={"penalty": PenaltyConfig(enabled=False)})
     lex, dense = POOL_LEX, POOL_DENSE
 
     def ranked(evidence):
@@ -343,7 +344,7 @@ def test_vectorised_scores_equal_the_candidate_at_a_time_formula_exactly(learned
         present={f: rng.random(25) > (0.2 if f != "examples" else 0.9) for f in names},
         evidence=0.4,
     )
-    cfg = RetrievalConfig.preset("fast")
+    cfg = _fast()
     fitted = None
     if learned:
         coef = rng.normal(size=len(FEATURE_NAMES)).tolist()
@@ -375,7 +376,7 @@ def test_a_lexical_z_score_is_bounded_by_the_share_of_the_query_a_tool_matches(n
     """Whatever the pool's size or sparsity, z <= (BM25 / achievable BM25) / lexical_sd_floor."""
     from toolret.scoring.mftr import normalize_field
 
-    cfg = RetrievalConfig.preset("fast")
+    cfg = _fast()
     rng = np.random.default_rng(0)
     bound = 12.0
     for share_nonzero in (1.0, 0.1, 1.0 / n):  # a dense field, a sparse one, a single match in the pool
@@ -412,14 +413,14 @@ def test_one_matching_word_in_a_sparse_field_does_not_outvote_a_clear_descriptio
     )
 
     def top(**extra):
-        cfg = RetrievalConfig.preset("fast").with_(evidence_slope=0.0, **extra)
+        cfg = _fast().with_(evidence_slope=0.0, **extra)
         return score_candidates(sig, docs, cfg, args=[], query_words=set(), name_matches=set())[0].index
 
     assert top() == 0 and top(field_weights={"parameters": 0.5}) == 0
     from toolret.scoring.mftr import normalize_field
 
     def lone_match_z(floor: float) -> float:
-        cfg = RetrievalConfig.preset("fast").with_(lexical_sd_floor=floor)
+        cfg = _fast().with_(lexical_sd_floor=floor)
         return float(normalize_field(lex_params, np.zeros(n), np.ones(n, dtype=bool), 6.0, cfg)[0][1])
 
     # One word of three in a field where nothing else matches: 5.4 sd with the old floor, 4.0 now.
@@ -441,7 +442,7 @@ def test_one_rare_word_in_a_sparse_field_does_not_overturn_a_wide_cosine_gap():
         has_response=[False] * n,
         has_examples=[False] * n,
     )
-    fast = RetrievalConfig.preset("fast").model_copy(update={"penalty": PenaltyConfig(enabled=False)})
+    fast = _fast().model_copy(update={"penalty": PenaltyConfig(enabled=False)})
     heavy = {"lexical_weight": 0.45, "field_weights": FieldWeights(parameters=0.8)}  # parameters made to count
     no_anchor = fast.model_copy(update={"cosine_weight": 0.0, **heavy})
     anchored = no_anchor.model_copy(update={"cosine_weight": fast.cosine_weight})

@@ -1,0 +1,47 @@
+"""The learned fusion (:mod:`toolret.scoring.learned_fusion`) on a dev set's cached signals.
+
+The engine scores one request at a time; the fold tables and ``toolret bench --lodo`` score a whole
+set's cached signals (:mod:`toolret.eval.signals`) at once. Both call
+:func:`~toolret.scoring.learned_fusion.fusion_features`, so a fold table measures the scorer that ships.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from toolret.eval.signals import QUERY_FEATURES, DatasetSignals
+from toolret.scoring.learned_fusion import FusionModel, fusion_features
+
+__all__ = ["POOL_DEPTH", "FusionArrays", "fusion_arrays", "score_arrays"]
+
+#: The engine's candidate pool: the top this many of each field's BM25 and cosine (candidates_per_field).
+POOL_DEPTH = 50
+
+
+@dataclass(frozen=True)
+class FusionArrays:
+    """One set's requests as the learned fusion sees them."""
+
+    name: str
+    x: np.ndarray  # [Q, C, len(CANDIDATE_FEATURES)]
+    request: np.ndarray  # [Q, len(REQUEST_FEATURES)]
+    pool: np.ndarray  # [Q, C]
+    relevant: np.ndarray  # [Q, C] relevant and in the pool
+
+
+def fusion_arrays(sig: DatasetSignals, depth: int = POOL_DEPTH) -> FusionArrays:
+    """:func:`~toolret.scoring.learned_fusion.fusion_features` of a set's cached signals."""
+    pool = sig.valid & (sig.rank < depth)
+    cols = {name: i for i, name in enumerate(QUERY_FEATURES)}
+    query = sig.qfeat[:, [cols["idf_mass"], cols["oov_share"], cols["n_ident"], cols["n_tokens"]]]
+    x, r = fusion_features(
+        sig.lex, sig.dense, sig.present, sig.bound, pool, sig.named, sig.penalty, sig.hub[:, :, 0], query, sig.n_tools
+    )
+    return FusionArrays(sig.name, x, r, pool, sig.rel & pool)
+
+
+def score_arrays(model: FusionModel, arrays: FusionArrays) -> np.ndarray:
+    """[Q, C] the model's scores, -inf outside each request's pool (what lodo.score_metrics reads)."""
+    return np.where(arrays.pool, model.scores(arrays.x, arrays.request), -np.inf)
