@@ -25,6 +25,7 @@ import numpy as np
 from toolret.documents.tool_doc import INDEX_FIELDS
 from toolret.eval.signals import QUERY_FEATURES, DatasetSignals
 from toolret.index.adaptation import HUB_FIELDS
+from toolret.scoring.learned_fusion import pool_zscore as _zscore
 
 __all__ = [
     "FoldResult",
@@ -82,15 +83,6 @@ def evidence_of(qfeat: np.ndarray) -> np.ndarray:
 
     cols = {name: qfeat[:, i] for i, name in enumerate(QUERY_FEATURES)}
     return evidence_score(cols["oov_share"], cols["n_ident"])
-
-
-def _zscore(x: np.ndarray, mask: np.ndarray, sd_floor: np.ndarray | float) -> np.ndarray:
-    """Standardise over the candidates that have the field, the deviation at least ``sd_floor``."""
-    n = np.maximum(mask.sum(axis=1, keepdims=True), 1)
-    mean = np.where(mask, x, 0.0).sum(axis=1, keepdims=True) / n
-    sd = np.sqrt(np.where(mask, (x - mean) ** 2, 0.0).sum(axis=1, keepdims=True) / n)
-    sd = np.maximum(sd, sd_floor)
-    return np.where(mask & (sd > 0), (x - mean) / np.where(sd > 0, sd, 1.0), 0.0)
 
 
 def _zscore_shared(x: np.ndarray, mask: np.ndarray, sd_floor: np.ndarray | float, min_n: int) -> np.ndarray:

@@ -56,6 +56,7 @@ __all__ = [
     "REQUEST_FEATURES",
     "FusionModel",
     "fusion_features",
+    "pool_zscore",
     "shipped_fusion",
 ]
 
@@ -99,8 +100,9 @@ DENSE_SD_FLOOR = 0.05
 FUSION_FILE = Path(__file__).resolve().parent.parent / "models" / "fusion.json"
 
 
-def _zscore(x: np.ndarray, mask: np.ndarray, floor: np.ndarray | float) -> np.ndarray:
-    """[Q, C, F] standardised over the masked candidates of each request and field (population sd, floored)."""
+def pool_zscore(x: np.ndarray, mask: np.ndarray, floor: np.ndarray | float) -> np.ndarray:
+    """[Q, C, F] standardised over the masked candidates of each request and field (population sd, floored);
+    0 outside the mask. Also the cached-signal re-scorer's (toolret.eval.lodo)."""
     n = np.maximum(mask.sum(axis=1, keepdims=True), 1)
     mean = np.where(mask, x, 0.0).sum(axis=1, keepdims=True) / n
     sd = np.sqrt(np.where(mask, (x - mean) ** 2, 0.0).sum(axis=1, keepdims=True) / n)
@@ -121,14 +123,14 @@ def _rank_gain(score: np.ndarray, pool: np.ndarray) -> np.ndarray:
 
 
 def _top_two(x: np.ndarray, pool: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(best, second best, best's index) of ``x`` over each request's pool; second = best below two."""
+    """(best, second best, best's index) of ``x`` over each request's pool; second = best below two
+    candidates, both 0 for an empty pool."""
     keyed = np.where(pool, x, -np.inf)
     order = np.argsort(-keyed, axis=1, kind="stable")
     best = np.take_along_axis(keyed, order[:, :1], axis=1)[:, 0]
     second = np.take_along_axis(keyed, order[:, 1:2], axis=1)[:, 0] if x.shape[1] > 1 else best
-    second = np.where(np.isfinite(second), second, best)
     best = np.where(np.isfinite(best), best, 0.0)
-    return best, np.where(np.isfinite(second), second, 0.0), order[:, 0]
+    return best, np.where(np.isfinite(second), second, best), order[:, 0]
 
 
 def fusion_features(
@@ -158,8 +160,8 @@ def fusion_features(
     lexical = lexical.astype(np.float64)
     dense = dense.astype(np.float64)
     pres = present & pool[:, :, None]
-    lz = _zscore(lexical, pres, LEXICAL_SD_FLOOR * bound[:, None, :].astype(np.float64))
-    dz = _zscore(dense, pres, DENSE_SD_FLOOR)
+    lz = pool_zscore(lexical, pres, LEXICAL_SD_FLOOR * bound[:, None, :].astype(np.float64))
+    dz = pool_zscore(dense, pres, DENSE_SD_FLOOR)
     if other_weights is None:
         other_weights = np.array(list(FieldWeights().as_dict().values()), dtype=np.float64)
     w_other = np.where(pres, other_weights[None, None, : lexical.shape[2]], 0.0)

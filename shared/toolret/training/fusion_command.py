@@ -76,7 +76,7 @@ def train_fusion(
             load_or_extract(root / name, cache, embedder, limit=limit, seed=0, split=split) if split == "train" else sig
         )
         train[f"{name}.train" if split == "train" else name] = fusion_arrays(fit_sig)
-        embedder.save()
+    embedder.save()  # the texts embedded for every set, once (the cache is ~100 MB)
     config = FitConfig() if steps is None else replace(FitConfig(), steps=steps)
     started = time.perf_counter()
     card: dict[str, Any] = {

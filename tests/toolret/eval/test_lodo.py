@@ -103,6 +103,14 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_dataset(tmp_path_factory.mktemp("lodo") / "tiny", TOOLS, QUERIES)
 
 
+def _assert_engine_scores(kb: ToolKnowledgeBase, dataset, scores: np.ndarray) -> None:
+    """The engine's scores of every query, best first, are the cached re-scoring's."""
+    for qi, query in enumerate(dataset.queries):
+        engine = [t.score for t in kb.search(query.query, k=len(TOOLS)).tools]
+        cached = np.sort(scores[qi][np.isfinite(scores[qi])])[::-1][: len(engine)]
+        assert np.allclose(engine, cached, atol=1e-5), query.query
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(
     ("normalization", "hubness", "cosine"),
@@ -129,11 +137,7 @@ def test_cached_signals_rescore_like_the_engine(
     kb.add(dataset.tool_docs())
     from toolret.eval.lodo import fused_scores
 
-    scores, _ = fused_scores(sig, setting_of(cfg))
-    for qi, query in enumerate(dataset.queries):
-        engine = [t.score for t in kb.search(query.query, k=len(TOOLS)).tools]
-        cached = np.sort(scores[qi][np.isfinite(scores[qi])])[::-1][: len(engine)]
-        assert np.allclose(engine, cached, atol=1e-5), query.query
+    _assert_engine_scores(kb, dataset, fused_scores(sig, setting_of(cfg))[0])
     engine_r5 = np.mean(
         [len(set(q.relevant) & set(kb.search(q.query, k=5).ids)) / len(q.relevant) for q in dataset.queries]
     )
@@ -150,11 +154,7 @@ def test_cached_signals_rescore_the_learned_fusion_like_the_engine(tiny: Path, e
     kb.add(dataset.tool_docs())
     from toolret.eval.lodo import fused_scores
 
-    scores, _ = fused_scores(sig, setting_of(cfg))
-    for qi, query in enumerate(dataset.queries):
-        engine = [t.score for t in kb.search(query.query, k=len(TOOLS)).tools]
-        cached = np.sort(scores[qi][np.isfinite(scores[qi])])[::-1][: len(engine)]
-        assert np.allclose(engine, cached, atol=1e-5), query.query
+    _assert_engine_scores(kb, dataset, fused_scores(sig, setting_of(cfg))[0])
 
 
 @pytest.mark.slow
