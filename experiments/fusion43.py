@@ -14,7 +14,7 @@ from kind43 import floors  # noqa: E402
 
 from toolret.eval.folds import EVAL_ONLY_SETS  # noqa: E402
 from toolret.eval.signals import DatasetSignals  # noqa: E402
-from toolret.training.fusion_fit import FitConfig, fold_table, format_fold_table, fusion_arrays  # noqa: E402
+from toolret.training.fusion_fit import FitConfig, fold_table, format_fold_table, training_arrays  # noqa: E402
 
 cache = Path(os.environ.get("CACHE", ".bench/lodo43"))
 test, train_sig = {}, {}
@@ -32,7 +32,7 @@ for name, s in test.items():
     if name in EVAL_ONLY_SETS:
         continue
     key = f"{name}.train"
-    train[key if key in train_sig else name] = fusion_arrays(train_sig.get(key, s))
+    train[key if key in train_sig else name] = training_arrays(train_sig.get(key, s))
 cfg = FitConfig(steps=int(os.environ.get("STEPS", "300")), l2=float(os.environ.get("L2", "0.01")))
 rows = fold_table(test, train, cfg)
 print(format_fold_table(rows))

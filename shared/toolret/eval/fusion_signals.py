@@ -29,17 +29,23 @@ class FusionArrays:
     request: np.ndarray  # [Q, len(REQUEST_FEATURES)]
     pool: np.ndarray  # [Q, C]
     relevant: np.ndarray  # [Q, C] relevant and in the pool
+    #: [Q, C] the hand-set fusion's scores (fusion-ec3e34e) of the same requests: the unit the learned
+    #: scores are scaled to (toolret.training.fusion_fit.spread_ratio); None when not computed.
+    heuristic: np.ndarray | None = None
 
 
-def fusion_arrays(sig: DatasetSignals, depth: int = POOL_DEPTH) -> FusionArrays:
-    """:func:`~toolret.scoring.learned_fusion.fusion_features` of a set's cached signals."""
+def fusion_arrays(sig: DatasetSignals, depth: int = POOL_DEPTH, *, hand_set: np.ndarray | None = None) -> FusionArrays:
+    """:func:`~toolret.scoring.learned_fusion.fusion_features` of a set's cached signals, with ``hand_set``
+    ([Q, C], the hand-set fusion's scores of the same requests) when a fit needs them for its scale
+    (:func:`toolret.training.fusion_fit.training_arrays`)."""
     pool = sig.valid & (sig.rank < depth)
     cols = {name: i for i, name in enumerate(QUERY_FEATURES)}
     query = sig.qfeat[:, [cols["idf_mass"], cols["oov_share"], cols["n_ident"], cols["n_tokens"]]]
     x, r = fusion_features(
         sig.lex, sig.dense, sig.present, sig.bound, pool, sig.named, sig.penalty, sig.hub[:, :, 0], query, sig.n_tools
     )
-    return FusionArrays(sig.name, x, r, pool, sig.rel & pool)
+    heuristic = None if hand_set is None else np.where(pool, hand_set, 0.0)
+    return FusionArrays(sig.name, x, r, pool, sig.rel & pool, heuristic)
 
 
 def score_arrays(model: FusionModel, arrays: FusionArrays) -> np.ndarray:

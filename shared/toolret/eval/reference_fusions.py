@@ -6,6 +6,7 @@
 * ``fusion-eefafaa``: the formula before issues 34-35 (lexical_weight .35, lexical_sd_floor .02,
   hubness -.4, parameters weight .25, no anchor) — better on requests in the registry's words.
 
+Both read the whole request in every field, as they did (``intent_without_arguments`` off).
 ``toolret bench`` scores both beside the presets; ``fast`` and ``balanced`` must reach the better of
 the two at R@5 minus .01 on every dev set and on the union (:func:`toolret.eval.union.guard_rows`).
 
@@ -25,9 +26,10 @@ __all__ = ["REFERENCE_FUSIONS", "reference_config"]
 
 #: Label -> the fast preset's overrides that give that fusion.
 REFERENCE_FUSIONS: dict[str, dict[str, Any]] = {
-    "fusion-ec3e34e": {"fusion": "heuristic"},
+    "fusion-ec3e34e": {"fusion": "heuristic", "intent_without_arguments": False},
     "fusion-eefafaa": {
         "fusion": "heuristic",
+        "intent_without_arguments": False,
         "lexical_weight": 0.35,
         "lexical_sd_floor": 0.02,
         "hubness_weight": -0.4,

@@ -130,7 +130,7 @@ def extract_signals(
     from toolret.index.adaptation import tool_hubness
     from toolret.index.dense import dense_scores
     from toolret.index.lexical import analyze_query
-    from toolret.retrieval.ranking import named_tools, top_n
+    from toolret.retrieval.ranking import named_tools, ranking_inputs, top_n
     from toolret.scoring.arguments import spot_arguments
     from toolret.scoring.evidence import registry_df
     from toolret.scoring.mftr import parameter_penalty
@@ -150,14 +150,17 @@ def extract_signals(
     hub_all = np.stack([every[f] for f in INDEX_FIELDS], axis=1)  # [N, F]
     bm25 = BM25Baseline(dataset.tools)
     cosine = CosineBaseline(dataset.tools, embedder=embedder)
-    qvecs = embedder.embed([q.query for q in queries])
+    # The engine's inputs: each field's query text and vector (the intent fields without argument values).
+    inputs = ranking_inputs(embedder, RetrievalConfig(), [q.query for q in queries])
     rows: list[dict[str, Any]] = []
     base: dict[str, list[list[float]]] = {"bm25": [], "cosine": [], "bm25@name": [], "cosine@name": []}
     F = len(INDEX_FIELDS)
-    for q, qvec in zip(queries, qvecs):
+    for q, (qvec, fields) in zip(queries, inputs):
+        fields = fields or {}
         tokens = analyze_query(q.query)
-        lex_all = [snap.lexical[f].scores(tokens) for f in INDEX_FIELDS]
-        dense_all = [dense_scores(snap, f, qvec) for f in INDEX_FIELDS]
+        field_tokens = [analyze_query(fields[f][0]) if f in fields else tokens for f in INDEX_FIELDS]
+        lex_all = [snap.lexical[f].scores(field_tokens[i]) for i, f in enumerate(INDEX_FIELDS)]
+        dense_all = [dense_scores(snap, f, fields[f][1] if f in fields else qvec) for f in INDEX_FIELDS]
         best_rank = np.full(n_tools, _RANK_NONE, dtype=np.int64)
         for i, f in enumerate(INDEX_FIELDS):
             mask = snap.present[f]
@@ -177,7 +180,9 @@ def extract_signals(
                 "lex": np.stack([lex_all[i][cands] for i in range(F)], axis=1),
                 "dense": np.stack([dense_all[i][cands] for i in range(F)], axis=1),
                 "present": np.stack([snap.present[f][cands] for f in INDEX_FIELDS], axis=1),
-                "bound": np.array([snap.lexical[f].upper_bound(tokens) for f in INDEX_FIELDS], dtype=np.float32),
+                "bound": np.array(
+                    [snap.lexical[f].upper_bound(field_tokens[i]) for i, f in enumerate(INDEX_FIELDS)], dtype=np.float32
+                ),
                 "rank": np.where(np.isin(cands, list(named)), 0, best_rank[cands]),
                 "named": np.isin(cands, list(named)),
                 "penalty": np.array([parameter_penalty(snap.docs[c], args, words, pen_cfg) for c in cands.tolist()]),

@@ -30,10 +30,9 @@ from typing import Any
 import numpy as np
 
 from toolret.config import LearnedWeights, RetrievalConfig
-from toolret.index.framework_embedding import embed_queries
 from toolret.index.snapshot import Snapshot
 from toolret.retrieval.past_use import HistorySnapshot
-from toolret.retrieval.ranking import rank_query
+from toolret.retrieval.ranking import rank_query, ranking_inputs
 from toolret.scoring.mftr import FEATURE_NAMES
 
 __all__ = ["choose_l2", "collect_query_features", "fit_pairwise", "fit_weights", "pair_diffs", "recall_at"]
@@ -58,11 +57,11 @@ def collect_query_features(
     out: list[tuple[str, np.ndarray, np.ndarray]] = []
     for start in range(0, len(bundles), 256):
         chunk = bundles[start : start + 256]
-        vectors = embed_queries(embedder, [q for q, _ in chunk])
-        for (query, tools), qvec in zip(chunk, vectors):
+        inputs = ranking_inputs(embedder, cfg, [q for q, _ in chunk])
+        for (query, tools), (qvec, fields) in zip(chunk, inputs):
             memory = history.tool_scores(qvec, m=cfg.history_neighbors, exclude_query=query)
             hist = {snap.index_of[t]: s for t, s in memory.items() if t in snap.index_of} or None
-            ranked, _, _ = rank_query(snap, query, qvec, cfg, None, hist)
+            ranked, _, _ = rank_query(snap, query, qvec, cfg, fields, hist)
             relevant = {snap.index_of[t] for t in tools if t in snap.index_of}
             mask = np.array([c.index in relevant for c in ranked], dtype=bool)
             if not mask.any() or mask.all():

@@ -46,7 +46,7 @@ from toolret.retrieval.past_use import HistorySnapshot
 from toolret.retrieval.plan_fusion import field_texts, fuse_rankings, plan_jobs, plan_query, scored
 from toolret.retrieval.planning import SubTask
 from toolret.retrieval.query_text import QueryText, informative_query
-from toolret.retrieval.ranking import rank_query
+from toolret.retrieval.ranking import query_fields, rank_query, ranking_inputs
 from toolret.retrieval.reflection import (
     Coverage,
     LLMCoverageJudge,
@@ -133,7 +133,7 @@ def stage_retrieve(state: SearchState) -> None:
         return
     if not state.jobs:
         state.jobs = plan_jobs(state.query, state.plan)
-    texts_of = [field_texts(job.fields) for job in state.jobs]
+    texts_of = [query_fields(config, job.text, field_texts(job.fields)) for job in state.jobs]
     texts = list(dict.fromkeys([job.text for job in state.jobs] + [t for ft in texts_of for t in ft.values()]))
     vectors = _timed(
         state.trace,
@@ -326,10 +326,10 @@ def _requery(state: SearchState) -> None:
 
 def _plain_search(state: SearchState, text: str, n: int) -> list[ScoredTool]:
     """One unplanned MFTR ranking of ``text``: the re-query of an uncovered sub-task."""
-    qvec = embed_queries(state.embedder, [text], state.snap.dim)[0]
+    ((qvec, fields),) = ranking_inputs(state.embedder, state.config, [text], state.snap.dim)
     history = _history_for(state.snap, state.memory, qvec, state.config)
     ranking = rank_query(
-        state.snap, text, qvec, state.config, None, history, allowed=state.allowed, learned=state.learned
+        state.snap, text, qvec, state.config, fields, history, allowed=state.allowed, learned=state.learned
     )
     return [scored(state.snap, c) for c in ranking.candidates[:n]]
 

@@ -20,10 +20,11 @@ from toolret.index.lexical import analyze_query
 from toolret.index.snapshot import Snapshot
 from toolret.scoring.arguments import spot_arguments
 from toolret.scoring.evidence import query_evidence, registry_df
+from toolret.scoring.intent import intent_field_texts
 from toolret.scoring.mftr import FieldSignals, evidence_score, score_candidates
 from toolret.scoring.ranked_candidates import RankedCandidates
 
-__all__ = ["Ranking", "named_tools", "rank_query", "top_n"]
+__all__ = ["Ranking", "named_tools", "query_fields", "rank_query", "ranking_inputs", "top_n"]
 
 _QUERY_WORDS = re.compile(r"[\w.]+", re.UNICODE)
 
@@ -64,6 +65,32 @@ class Ranking(NamedTuple):
     candidates: RankedCandidates
     n_candidates: int
     n_args: int
+
+
+def query_fields(config: RetrievalConfig, text: str, explicit: dict[str, str] | None = None) -> dict[str, str]:
+    """The per-field query texts of one ranking of ``text``: ``explicit`` ones (an LLM plan's field-aligned
+    sub-queries), plus, with ``config.intent_without_arguments``, the request without its argument values
+    for every other field but parameters (:mod:`toolret.scoring.intent`). The caller embeds them."""
+    if not config.intent_without_arguments:
+        return dict(explicit or {})
+    return intent_field_texts(text, explicit)
+
+
+def ranking_inputs(
+    embedder: object, config: RetrievalConfig, texts: list[str], dim: int = 0
+) -> list[tuple[np.ndarray, dict[str, tuple[str, np.ndarray]] | None]]:
+    """For each unplanned query text, its vector and its field queries (:func:`query_fields`), all embedded
+    in one batch: what :func:`rank_query` takes beside the text."""
+    from toolret.index.framework_embedding import embed_queries
+
+    per = [query_fields(config, t) for t in texts]
+    batch = list(dict.fromkeys([*texts, *(t for ft in per for t in ft.values())]))
+    vectors = embed_queries(embedder, batch, dim)
+    row = {t: i for i, t in enumerate(batch)}
+    return [
+        (vectors[row[t]], {f: (ft_text, vectors[row[ft_text]]) for f, ft_text in ft.items()} or None)
+        for t, ft in zip(texts, per)
+    ]
 
 
 def rank_query(

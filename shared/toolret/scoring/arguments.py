@@ -175,7 +175,12 @@ def spot_arguments(query: str) -> list[SpottedArgument]:
     to ``RetrievalConfig.max_query_chars``), so no step may backtrack or compare every span
     with every other.
     """
-    found: list[SpottedArgument] = []
+    return [SpottedArgument(kind, query[start:end]) for kind, start, end in argument_spans(query)]
+
+
+def argument_spans(query: str) -> list[tuple[ArgKind, int, int]]:
+    """:func:`spot_arguments`' values as (kind, start, end) spans of ``query``, in the order they were claimed."""
+    found: list[tuple[ArgKind, int, int]] = []
     starts: list[int] = []  # the claimed spans, disjoint and sorted by start
     ends: list[int] = []
 
@@ -185,7 +190,7 @@ def spot_arguments(query: str) -> list[SpottedArgument]:
             return
         starts.insert(at, start)
         ends.insert(at, end)
-        found.append(SpottedArgument(kind, query[start:end]))
+        found.append((kind, start, end))
 
     for start, end in _anchored_spans(query, "@", ".+-", _EMAIL_DOMAIN):
         claim("email", start, end)

@@ -233,6 +233,13 @@ class FusionModel(BaseModel):
     interactions: tuple[tuple[float, ...], ...] = Field(description="u: one row per interacting feature.")
     request_mean: tuple[float, ...]
     request_sd: tuple[float, ...]
+    scale: float = Field(
+        default=1.0,
+        gt=0,
+        description="Scores are divided by this: the fitted scores' spread over a pool in units of the hand-set "
+        "fusion's (median over the training requests), so what is added to a score (the tool-use memory, the "
+        "exact-name boost) and k='auto''s margin mean what they mean with fusion='heuristic'. The order is unchanged.",
+    )
     card: dict[str, object] = Field(default_factory=dict, description="How it was fitted (docs/models.md).")
 
     def check(self, origin: str) -> FusionModel:
@@ -255,7 +262,7 @@ class FusionModel(BaseModel):
         rz = (request - np.asarray(self.request_mean)) / np.asarray(self.request_sd)
         coef = np.repeat(np.asarray(self.weights, dtype=np.float64)[None, :], len(request), axis=0)
         coef[:, list(self.interacting)] += rz @ np.asarray(self.interactions, dtype=np.float64).T
-        return coef
+        return coef / self.scale
 
     def scores(self, x: np.ndarray, request: np.ndarray) -> np.ndarray:
         """[Q, C] fused scores of :func:`fusion_features`' output."""

@@ -56,7 +56,7 @@ def train_fusion(
     from toolret.eval.scale import ComposedEmbedder
     from toolret.eval.signals import load_or_extract
     from toolret.index.embedding import resolve_embedder
-    from toolret.training.fusion_fit import FitConfig, fit_fusion, fold_table, format_fold_table, fusion_arrays
+    from toolret.training.fusion_fit import FitConfig, fit_fusion, fold_table, format_fold_table, training_arrays
 
     root, out = Path(root), Path(out)
     cache = Path(cache) if cache else out / "signals"
@@ -75,7 +75,7 @@ def train_fusion(
         fit_sig = (
             load_or_extract(root / name, cache, embedder, limit=limit, seed=0, split=split) if split == "train" else sig
         )
-        train[f"{name}.train" if split == "train" else name] = fusion_arrays(fit_sig)
+        train[f"{name}.train" if split == "train" else name] = training_arrays(fit_sig)
     embedder.save()  # the texts embedded for every set, once (the cache is ~100 MB)
     config = FitConfig() if steps is None else replace(FitConfig(), steps=steps)
     started = time.perf_counter()

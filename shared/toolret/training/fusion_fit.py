@@ -48,6 +48,16 @@ class FitConfig:
     l2: float = 0.01
 
 
+def training_arrays(sig: DatasetSignals) -> FusionArrays:
+    """A set's arrays for a fit: :func:`fusion_arrays` with the hand-set fusion's scores (``fusion-ec3e34e``),
+    the unit :func:`spread_ratio` scales the fitted scores to."""
+    from toolret.eval.lodo import fused_scores, setting_of
+    from toolret.eval.reference_fusions import reference_config
+
+    hand_set, _ = fused_scores(sig, setting_of(reference_config("fusion-ec3e34e")))
+    return fusion_arrays(sig, hand_set=hand_set)
+
+
 def fit_fusion(
     train: Sequence[FusionArrays], config: FitConfig = FitConfig(), card: Mapping[str, Any] | None = None
 ) -> FusionModel:
@@ -91,13 +101,36 @@ def fit_fusion(
         loss = loss + config.l2 * (u**2).sum()
         loss.backward()
         opt.step()
-    return FusionModel(
+    fitted = FusionModel(
         weights=tuple(round(float(v), 6) for v in w.detach().numpy()),
         interactions=tuple(tuple(round(float(v), 6) for v in row) for row in u.detach().numpy()),
         request_mean=tuple(round(float(v), 6) for v in mean),
         request_sd=tuple(round(float(v), 6) for v in sd),
         card=dict(card or {}),
     )
+    return fitted.model_copy(update={"scale": round(spread_ratio(fitted, train), 6)})
+
+
+def spread_ratio(model: FusionModel, arrays: Sequence[FusionArrays]) -> float:
+    """The median over requests of the model's score spread over the pool (standard deviation) divided by
+    the hand-set fusion's on the same request (:attr:`FusionArrays.heuristic`, :func:`training_arrays`); 1 without those."""
+    ratios: list[float] = []
+    for a in arrays:
+        if a.heuristic is None:
+            continue
+        sd_learned = _pool_sd(model.scores(a.x, a.request), a.pool)
+        sd_hand = _pool_sd(a.heuristic, a.pool)
+        ok = (sd_hand > 1e-9) & (a.pool.sum(axis=1) > 1)
+        ratios.extend((sd_learned[ok] / sd_hand[ok]).tolist())
+    return float(np.median(ratios)) if ratios else 1.0
+
+
+def _pool_sd(scores: np.ndarray, pool: np.ndarray) -> np.ndarray:
+    """[Q] each request's score standard deviation over its pool."""
+    n = np.maximum(pool.sum(axis=1, keepdims=True), 1)
+    x = np.where(pool, scores, 0.0)
+    mean = x.sum(axis=1, keepdims=True) / n
+    return np.sqrt(np.where(pool, (x - mean) ** 2, 0.0).sum(axis=1) / n[:, 0])
 
 
 def _recalls(sig: DatasetSignals, score: np.ndarray) -> dict[str, float]:

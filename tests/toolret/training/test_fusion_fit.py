@@ -67,3 +67,19 @@ def test_train_fusion_writes_a_loadable_file_with_its_fold_rows(tmp_path: Path) 
     assert card["fitted_on"] == ["tiny"] and model.card["folds"][0]["set"] == "tiny"
     assert (tmp_path / "out" / "fusion_folds.md").read_text().startswith("| set | fitted |")
     assert len(card["sha256"]) == 64
+
+
+def test_the_scale_puts_learned_scores_in_the_hand_set_fusions_units() -> None:
+    from dataclasses import replace
+
+    from toolret.training.fusion_fit import spread_ratio
+
+    arrays = _synthetic(200, 2)
+    model = fit_fusion([arrays], FitConfig(steps=50))
+    assert model.scale == 1.0  # no hand-set scores: nothing to scale to
+    halved = replace(arrays, heuristic=model.scores(arrays.x, arrays.request) / 2.0)
+    assert spread_ratio(model, [halved]) == pytest.approx(2.0)
+    scaled = fit_fusion([halved], FitConfig(steps=50))
+    assert scaled.scale == pytest.approx(2.0, rel=1e-3)
+    order = np.argsort(-model.scores(arrays.x, arrays.request), axis=1)
+    assert (np.argsort(-scaled.scores(arrays.x, arrays.request), axis=1) == order).all()  # the order is unchanged
