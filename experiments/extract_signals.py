@@ -1,5 +1,7 @@
-"""Extract every dev set's cached signals (500-query samples, seed 0) as toolret bench --lodo does: experiments/extract_signals.py [CACHE] [MODEL]."""
+"""Extract every dev set's cached signals (500-query samples, seed 0) as toolret bench --lodo does, and the
+training splits: experiments/extract_signals.py [CACHE] [MODEL] (INTENT=1: the intent fields without argument values)."""
 
+import os
 import sys
 import time
 from pathlib import Path
@@ -14,6 +16,8 @@ model = resolve_embedder(sys.argv[2] if len(sys.argv) > 2 else None)
 for folder in sorted(p for p in root.iterdir() if (p / "tools.jsonl").is_file()):
     t = time.time()
     emb = ComposedEmbedder(model, cache_path=cache / "embeddings.npz")
-    sig = load_or_extract(folder, cache, emb, limit=500, seed=0)
+    intent = os.environ.get("INTENT") == "1"
+    for split in ("test", "train") if (folder / "train_queries.jsonl").is_file() else ("test",):
+        sig = load_or_extract(folder, cache, emb, limit=500, seed=0, split=split, intent_without_arguments=intent)
+        print(folder.name, split, sig.n_queries, f"{time.time() - t:.0f}s", flush=True)
     emb.save()
-    print(folder.name, sig.n_queries, f"{time.time() - t:.0f}s", flush=True)

@@ -1,5 +1,6 @@
 """Issue 43 item 2: the fold table on signals whose intent fields read the request without its argument values
-(CACHE, default .bench/lodo43m), under the floors of the unmasked signals (BASE, default .bench/lodo43).
+(CACHE, default .bench/lodo43q: INTENT=1 experiments/extract_signals.py), under the floors of the unmasked
+signals (BASE, default .bench/lodo43u).
 
 Usage: python experiments/fusion43_masked.py
 """
@@ -18,18 +19,14 @@ from toolret.eval.folds import EVAL_ONLY_SETS  # noqa: E402
 from toolret.eval.signals import DatasetSignals  # noqa: E402
 from toolret.training.fusion_fit import fold_table, training_arrays  # noqa: E402
 
-cache = Path(os.environ.get("CACHE", ".bench/lodo43m"))
-import toolret.eval.signals as signals_module  # noqa: E402
-
-signals_module.SIGNALS_VERSION, current = 7, signals_module.SIGNALS_VERSION  # the unmasked cache is version 7
-base = {s.name: s for s in load(Path(os.environ.get("BASE", ".bench/lodo43")))}
-signals_module.SIGNALS_VERSION = current
+cache = Path(os.environ.get("CACHE", ".bench/lodo43q"))
+base = {s.name: s for s in load(Path(os.environ.get("BASE", ".bench/lodo43u"))) if s is not None}
 fl = floors(list(base.values()))
 test, train_sig = {}, {}
 for p in sorted(cache.glob("*.npz")):
     if p.name.startswith("embeddings"):
         continue
-    stem = p.name.rsplit("-", 1)[0]
+    stem = p.name.rsplit("-", 1)[0].replace(".intent", "")
     (train_sig if stem.endswith(".train") else test)[stem] = DatasetSignals.load(p)
 train = {}
 for name, s in test.items():

@@ -36,7 +36,7 @@ def eefafaa():
 def load(cache: Path) -> list[DatasetSignals]:
     out = []
     for p in sorted(cache.glob("*.npz")):
-        if p.name.startswith("embeddings"):
+        if p.name.startswith("embeddings") or ".train" in p.name:  # training splits are not scored
             continue
         s = DatasetSignals.load(p)
         if s is not None:

@@ -112,8 +112,8 @@ class RetrievalConfig(BaseModel):
         description="Match every field but parameters against the request without its argument values (paths, "
         "URLs, e-mail addresses, quoted strings, file names, repository slugs, @mentions, stand-alone numbers; "
         "toolret.scoring.intent), by BM25 and by the embedder; the parameters field and the parameter-missing "
-        "penalty still read the whole request. Off by default: on the dev sets it cost mean R@5 .006 "
-        "(restbench_spotify -.022, tooleyes_pkg -.012; docs/method.md section 3a).",
+        "penalty still read the whole request. Off by default: on the dev sets it cost mean R@5 .004 "
+        "(restbench_spotify -.022; docs/method.md section 3a).",
     )
     lexical_weight: float = Field(
         default=0.29,

@@ -33,7 +33,7 @@ logger = logging.getLogger("toolret")
 #: Candidates per field and signal kept in the cache: the deepest candidate depth LODO may try.
 POOL_DEPTH = 100
 #: Bumped whenever what is extracted changes, so stale caches are rebuilt.
-SIGNALS_VERSION = 7
+SIGNALS_VERSION = 8  # 8: a single quote after a letter opens no quoted value
 _RANK_NONE = 1 << 20
 
 
@@ -120,9 +120,16 @@ def _distinct(ids: list[str]) -> list[str]:
 
 
 def extract_signals(
-    dataset: Any, embedder: Any, *, limit: int | None = 500, seed: int = 0, depth: int = POOL_DEPTH
+    dataset: Any,
+    embedder: Any,
+    *,
+    limit: int | None = 500,
+    seed: int = 0,
+    depth: int = POOL_DEPTH,
+    intent_without_arguments: bool = False,
 ) -> DatasetSignals:
-    """Rank a sample of the dataset's queries once over a deep pool and keep the raw signals."""
+    """Rank a sample of the dataset's queries once over a deep pool and keep the raw signals
+    (``intent_without_arguments``: the intent fields read the request without its values, as the option does)."""
     from toolret import ToolKnowledgeBase
     from toolret.config import PenaltyConfig, RetrievalConfig
     from toolret.documents.text import tokenize
@@ -151,7 +158,8 @@ def extract_signals(
     bm25 = BM25Baseline(dataset.tools)
     cosine = CosineBaseline(dataset.tools, embedder=embedder)
     # The engine's inputs: each field's query text and vector (the intent fields without argument values).
-    inputs = ranking_inputs(embedder, RetrievalConfig(), [q.query for q in queries])
+    query_side = RetrievalConfig(intent_without_arguments=intent_without_arguments)
+    inputs = ranking_inputs(embedder, query_side, [q.query for q in queries])
     rows: list[dict[str, Any]] = []
     base: dict[str, list[list[float]]] = {"bm25": [], "cosine": [], "bm25@name": [], "cosine@name": []}
     F = len(INDEX_FIELDS)
@@ -281,6 +289,7 @@ def load_or_extract(
     seed: int = 0,
     depth: int = POOL_DEPTH,
     split: str = "test",
+    intent_without_arguments: bool = False,
 ) -> DatasetSignals:
     """The dataset's signals from ``cache_dir`` when cached for the same files and sample, else extracted.
 
@@ -291,11 +300,19 @@ def load_or_extract(
 
     folder = Path(folder)
     stem = f"{folder.name}.train" if split == "train" and has_training_split(folder) else folder.name
+    stem += ".intent" if intent_without_arguments else ""
     path = Path(cache_dir) / f"{stem}-{_fingerprint(folder, limit, seed, depth, split)}.npz"
     if path.exists():
         cached = DatasetSignals.load(path)
         if cached is not None:
             return cached
-    sig = extract_signals(load_dataset(folder, split=split), embedder, limit=limit, seed=seed, depth=depth)
+    sig = extract_signals(
+        load_dataset(folder, split=split),
+        embedder,
+        limit=limit,
+        seed=seed,
+        depth=depth,
+        intent_without_arguments=intent_without_arguments,
+    )
     sig.save(path)
     return sig

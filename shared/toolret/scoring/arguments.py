@@ -55,7 +55,9 @@ _DATE = re.compile(
     r"today|tomorrow|yesterday|tonight|next\s+(?:week|month|year|monday|tuesday|wednesday|thursday|friday|saturday|sunday))\b",
     re.IGNORECASE,
 )
-_QUOTED = re.compile(r"\"([^\"]{1,200})\"|'([^']{2,200})'|“([^”]{1,200})”|`([^`]{1,200})`")
+# A single quote opens only where no letter precedes it and closes only where none follows: in "The Beatle's
+# newest album to my 'My Rock' playlist" the possessive is not a quote.
+_QUOTED = re.compile(r"\"([^\"]{1,200})\"|(?<!\w)'([^']{2,200})'(?!\w)|“([^”]{1,200})”|`([^`]{1,200})`")
 _FILE = re.compile(r"\b[\w\-/\\]+\.(?:[a-z0-9]{1,5})\b", re.IGNORECASE)  # what _anchored_spans finds, in linear time
 _FILE_EXT = re.compile(r"[a-z0-9]{1,5}\b", re.IGNORECASE)
 _NUMBER = re.compile(

@@ -100,3 +100,9 @@ def test_one_fit_scores_many_parameters_as_param_satisfaction_does():
     assert scores[0] == 1.0 and scores[1] == scores[2] < 1.0  # an enum only counts when a value is named
     assert scores[3] < scores[2]  # an e-mail parameter, no e-mail in the query
     assert scores[4] >= 0.5 and scores[5] == 1.0
+
+
+def test_a_possessive_apostrophe_opens_no_quoted_value() -> None:
+    found = spot_arguments("Append the first track in The Beatle's newest album to my 'My Rock' playlist")
+    assert [a.text for a in found if a.kind == "quoted"] == ["'My Rock'"]
+    assert [a.kind for a in spot_arguments("don't stop, it's fine")] == []
