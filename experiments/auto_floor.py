@@ -1,4 +1,4 @@
-"""Calibrate and measure k="auto"'s relevance floor (toolret.retrieval.relevance_floor).
+"""Calibrate and measure k="auto"'s relevance floor (toolret.search.relevance_floor).
 
 Every dev set of ../shared/benchmarks (each folder with a tools.jsonl) gets one knowledge base
 (tool texts embedded once, cached under --out). Against it, with k="auto" and the floor off, the
@@ -46,8 +46,8 @@ from toolret.eval.folds import registry_folds
 from toolret.eval.metrics import tracc
 from toolret.index.framework_embedding import embed_queries
 from toolret.index.lexical import analyze_query
-from toolret.retrieval.relevance_floor import NULL_PROTOTYPES, FloorSettings
 from toolret.scoring.evidence import query_evidence, registry_df
+from toolret.search.relevance_floor import NULL_PROTOTYPES, FloorSettings
 
 BENCH = Path(__file__).resolve().parents[2] / "shared" / "benchmarks"
 #: Registries whose requests are out of scope of each other's (the intent sets, FORMAT.md).

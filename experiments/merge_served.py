@@ -15,12 +15,12 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
-import toolret.retrieval.plan_fusion as plan_fusion
+import toolret.search.plan_fusion as plan_fusion
 from toolret import ToolKnowledgeBase
 from toolret.eval.datasets import load_dataset
 from toolret.eval.methods import PresetView
 from toolret.eval.runner import evaluate
-from toolret.retrieval.fusion import budgeted_merge, subtask_budgets
+from toolret.search.fusion import budgeted_merge, subtask_budgets
 
 SETS = "toole_multi,restbench_tmdb,restbench_spotify,nestful_nonexec,taubench,slack_web,mcp_catalog"
 

@@ -2,7 +2,7 @@
 
 Built on LangChain's ``create_agent`` (so its options and middleware work as usual); the bound set
 is the engine's least-recently-used list of at most ``max_tools`` names
-(:func:`toolret.retrieval.working_set.lru_add`), seeded each user turn with ``seed_k`` tools for the
+(:func:`toolret.agents.working_set.lru_add`), seeded each user turn with ``seed_k`` tools for the
 user message. docs/langchain.md ("Agentic mode") says how it differs from langgraph-bigtool.
 
 Example::
@@ -29,8 +29,8 @@ from langchain_toolret.narrowing import DEFAULT_TOOL_LIMIT, Fallback, NarrowingM
 from langchain_toolret.scope import ScopeSource
 from langchain_toolret.search_tool import DEFAULT_SEARCH_TOOL_NAME
 from toolret import RetrievalConfig, SearchResult, ToolKnowledgeBase
-from toolret.retrieval.offer import check_agentic
-from toolret.retrieval.working_set import lru_add, rebind
+from toolret.agents.fixed_tools import check_agentic
+from toolret.agents.working_set import lru_add, rebind
 
 __all__ = ["ToolSearchMiddleware", "ToolSearchState", "create_tool_search_agent", "lru_add"]
 
@@ -70,7 +70,7 @@ class ToolSearchMiddleware(NarrowingMiddleware):
         condensed_descriptions: bool = False,
         scope: ScopeSource | None = None,
     ) -> None:
-        check_agentic((), search_tool_name, max_tools, seed_k, search_k)  # toolret.retrieval.offer
+        check_agentic((), search_tool_name, max_tools, seed_k, search_k)  # toolret.agents.fixed_tools
         super().__init__(
             knowledge_base=knowledge_base,
             config=config,

@@ -42,8 +42,8 @@ from langgraph.types import Command
 from langchain_toolret.binding import ToolDefinitions
 from langchain_toolret.index import ToolIndex
 from toolret import ConfigError, RetrievalConfig, ToolKnowledgeBase, validate_k
-from toolret.retrieval.search_answer import at_least
-from toolret.retrieval.working_set import add_new
+from toolret.agents.search_tool_text import at_least
+from toolret.agents.working_set import add_new
 
 __all__ = ["BigToolState", "create_agent"]
 
@@ -53,7 +53,7 @@ _RETRIEVE_DOC = "Retrieve a tool to use, given a search query."
 class BigToolState(MessagesState):
     """``messages`` plus ``selected_tool_ids``: the registry ids retrieved so far."""
 
-    selected_tool_ids: Annotated[list[str], add_new]  # bigtool's reducer (toolret.retrieval.working_set)
+    selected_tool_ids: Annotated[list[str], add_new]  # bigtool's reducer (toolret.agents.working_set)
 
 
 def _store_arg(fn: Callable[..., Any] | None) -> str | None:

@@ -1,5 +1,5 @@
 """LangChain tools as ``bind_tools`` sends them, converted once per tool object: the engine's
-:class:`toolret.retrieval.definitions.DefinitionCache` over ``convert_to_openai_tool``. A tool that
+:class:`toolret.search.token_budget.DefinitionCache` over ``convert_to_openai_tool``. A tool that
 cannot be bound is left out of a selection, and of any list bound, with a warning naming it.
 
 Example:
@@ -20,7 +20,7 @@ from typing import Any
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
-from toolret.retrieval.definitions import DefinitionCache
+from toolret.search.token_budget import DefinitionCache
 
 __all__ = ["ToolDefinitions"]
 

@@ -2,7 +2,7 @@
 
 With ``condensed_descriptions=True`` the adapters bind these copies (same class, function and
 ``args_schema``; the user's tools are never modified). The text, the cache and the never-fail rule
-are the engine's (:class:`toolret.cards.condensing.CondensedCopies`, :func:`toolret.cards.card.agent_description`).
+are the engine's (:class:`toolret.agents.condensing.CondensedCopies`, :func:`toolret.cards.card.agent_description`).
 
 Example:
     >>> from langchain_core.tools import tool
@@ -30,7 +30,7 @@ from langchain_core.tools import BaseTool
 from langchain_toolret.index import ToolIndex
 from langchain_toolret.ingest import tool_to_doc
 from toolret import ToolKnowledgeBase
-from toolret.cards.condensing import CondensedCopies
+from toolret.agents.condensing import CondensedCopies
 
 __all__ = ["CondensedTools", "condensed_copy"]
 
@@ -42,7 +42,7 @@ def condensed_copy(tool: BaseTool, description: str) -> BaseTool:
 
 class CondensedTools(CondensedCopies[BaseTool]):
     """LangChain tools as copies described by their condensed card (the engine's
-    :class:`~toolret.cards.condensing.CondensedCopies`). ``source`` is where the cards are read (a
+    :class:`~toolret.agents.condensing.CondensedCopies`). ``source`` is where the cards are read (a
     ``ToolIndex``, a ``ToolKnowledgeBase``, or None: offline cards); tools named in ``skip`` (the
     ``search_tools`` tool, whose description is an instruction) and entries that are not ``BaseTool``
     pass through unchanged."""

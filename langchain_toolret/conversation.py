@@ -2,10 +2,10 @@
 
 The latest user message is the query (:func:`conversation_query`) and its selection is the turn's;
 earlier user messages are context only for a follow-up, by the engine's rule
-(:mod:`toolret.retrieval.follow_up`; :func:`refers_back` is re-exported). Which turns are the
+(:mod:`toolret.search.follow_up`; :func:`refers_back` is re-exported). Which turns are the
 user's, the turns before and after the latest one and a turn's key (the user message's id, which
 pins a selection for the whole tool loop) are the engine's reading of any message shape
-(:mod:`toolret.retrieval.conversation`), re-exported here under the adapter's names.
+(:mod:`toolret.search.conversation`), re-exported here under the adapter's names.
 
 Example:
     >>> from langchain_core.messages import AIMessage, HumanMessage
@@ -26,11 +26,11 @@ from collections.abc import Sequence
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
-from toolret.retrieval.conversation import after_latest as current_turn
-from toolret.retrieval.conversation import before_latest as earlier_turns
-from toolret.retrieval.conversation import follow_up_query, turn_key
-from toolret.retrieval.conversation import latest_request as conversation_query
-from toolret.retrieval.follow_up import refers_back
+from toolret.search.conversation import after_latest as current_turn
+from toolret.search.conversation import before_latest as earlier_turns
+from toolret.search.conversation import follow_up_query, turn_key
+from toolret.search.conversation import latest_request as conversation_query
+from toolret.search.follow_up import refers_back
 
 __all__ = ["conversation_query", "current_turn", "earlier_turns", "follow_up_query", "refers_back", "turn_key"]
 

@@ -1,6 +1,6 @@
 """The retrieval pipeline as a LangGraph subgraph: one node per phase, the reflection loop as an edge.
 
-Each node runs the engine's own stage (:meth:`toolret.retrieval.search.Search.run_stage`) and each
+Each node runs the engine's own stage (:meth:`toolret.search.search.Search.run_stage`) and each
 edge asks the search which stage follows (``next_stage``), so the subgraph returns exactly what
 ``ToolKnowledgeBase.search`` returns, with every phase in LangGraph's streaming and tracing.
 Input ``messages`` or ``query``; output ``selected_tools`` (``always_include`` first), ``trace`` and
@@ -39,7 +39,7 @@ from typing_extensions import NotRequired, TypedDict
 from langchain_toolret.conversation import conversation_query
 from langchain_toolret.retriever import Selection
 from toolret import ConfigError, K, QueryError, RetrievalConfig, SearchResult, TraceStep
-from toolret.retrieval.search import Search, StageName
+from toolret.search.search import Search, StageName
 
 __all__ = [
     "ToolRetrievalGraphInput",

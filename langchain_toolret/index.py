@@ -1,6 +1,6 @@
 """A toolret knowledge base together with the live LangChain tools behind its ids.
 
-The engine's :class:`~toolret.retrieval.agent_tools.AgentTools` does the work for any framework;
+The engine's :class:`~toolret.agents.agent_tools.AgentTools` does the work for any framework;
 :class:`ToolIndex` adds LangChain's parts: tools converted one bad tool at a time
 (:mod:`langchain_toolret.tool_docs`), chat models as the LLM and definitions as ``bind_tools``
 sends them; a turn's search (``search_turn``) reads LangChain messages as the engine reads any shape.
@@ -29,7 +29,7 @@ from langchain_toolret.binding import ToolDefinitions
 from langchain_toolret.llm import as_toolret_llm
 from langchain_toolret.tool_docs import tolerant_docs
 from toolret import RetrievalConfig, ToolKnowledgeBase
-from toolret.retrieval.agent_tools import AgentTools
+from toolret.agents.agent_tools import AgentTools
 
 __all__ = ["ToolIndex"]
 
@@ -38,7 +38,7 @@ class ToolIndex(AgentTools):
     """A knowledge base plus an id → LangChain tool map, kept in step with a tool set.
 
     ``ToolIndex()`` (or ``from_tools``) owns an in-memory knowledge base; ``ToolIndex(kb)`` uses
-    one you built (see :class:`~toolret.retrieval.agent_tools.AgentTools` for what is checked).
+    one you built (see :class:`~toolret.agents.agent_tools.AgentTools` for what is checked).
     ``llm`` may be a LangChain chat model (wrapped in :class:`~langchain_toolret.llm.ChatModelLLM`)
     or a toolret LLM.
     """
@@ -53,7 +53,7 @@ class ToolIndex(AgentTools):
     ) -> None:
         super().__init__(knowledge_base, config=config, embedder=embedder, llm=as_toolret_llm(llm))
         #: Each tool's definition as ``bind_tools`` sends it (:mod:`langchain_toolret.binding`), which
-        #: :meth:`~toolret.retrieval.agent_tools.AgentTools.fit` reads.
+        #: :meth:`~toolret.agents.agent_tools.AgentTools.fit` reads.
         self.definitions = ToolDefinitions()
 
     @classmethod

@@ -5,7 +5,7 @@ before each model call ``request.tools`` is narrowed to the tools toolret retrie
 user turn (the latest user message; earlier ones only for a follow-up), pinned for the turn's tool
 loop. What it adds to LangChain's ``LLMToolSelectorMiddleware``, whose keywords it accepts, is in
 docs/langchain.md; the per-tool rules (degradation, what cannot be bound, the token budget) are the
-engine's (:mod:`toolret.retrieval.agent_tools`).
+engine's (:mod:`toolret.agents.agent_tools`).
 """
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ from langchain_toolret.llm import resolve_chat_model
 from langchain_toolret.narrowing import DEFAULT_TOOL_LIMIT, Fallback, NarrowingMiddleware, Step
 from langchain_toolret.scope import ScopeSource
 from toolret import K, QueryError, RetrievalConfig, SearchResult, ToolKnowledgeBase
-from toolret.llm.selector_options import UNSET, check_one_model, parsing_fallback, selector_k, with_selector_options
-from toolret.retrieval.stable_tools import StableTools
-from toolret.retrieval.working_set import slots
+from toolret.agents.selector_options import UNSET, check_one_model, parsing_fallback, selector_k, with_selector_options
+from toolret.agents.stable_tools import StableTools
+from toolret.agents.working_set import slots
 
 __all__ = ["OnParsingFailure", "ToolSelectionMiddleware", "ToolSelectionState"]
 
@@ -53,7 +53,7 @@ class ToolSelectionMiddleware(NarrowingMiddleware):
         llm, model: a chat model (or toolret LLM; ``model`` may be a ``"provider:model"`` string) for the
             LLM steps; none means retrieval only, not the agent's model.
         system_prompt, max_retries, on_parsing_failure: LangChain's, for the LLM steps
-            (:mod:`toolret.llm.selector_options`); ``on_parsing_failure`` is ``"error"`` (raise),
+            (:mod:`toolret.agents.selector_options`); ``on_parsing_failure`` is ``"error"`` (raise),
             ``"none"`` (``always_include`` only), ``"all"``, names, or a function of the raw answer.
         embedder: the embedding model of an indexed-on-first-use knowledge base.
         always_include: tool names offered on every call, outside ``k`` (an unknown one is a ``ConfigError``).
@@ -68,7 +68,7 @@ class ToolSelectionMiddleware(NarrowingMiddleware):
         scope: the request's tool scope (:mod:`langchain_toolret.scope`): a runtime-context key, a
             function of the context, or a fixed scope; no tool outside it is bound or run.
         cache_stable: keep the provider's prompt cache (default): within a conversation the bound list
-            only grows, each turn's new tools appended (:mod:`toolret.retrieval.stable_tools`); ``False``
+            only grows, each turn's new tools appended (:mod:`toolret.agents.stable_tools`); ``False``
             binds each turn's own tools only, best first.
         cache_cap: tools the cache-stable list holds before it is rebuilt once from the turn's tools
             (default 20, at least twice ``k``; docs/prompt-cache.md gives its cost).
@@ -106,7 +106,7 @@ class ToolSelectionMiddleware(NarrowingMiddleware):
         cache_stable: bool = True,
         cache_cap: int | None = None,
     ) -> None:
-        k = selector_k(k, max_tools)  # LangChain's max_tools is k (toolret.llm.selector_options)
+        k = selector_k(k, max_tools)  # LangChain's max_tools is k (toolret.agents.selector_options)
         check_one_model(model, llm)
         llm = resolve_chat_model(model) if model is not None else llm
         config = with_selector_options(  # LangChain's options, in the engine's llm_steps
@@ -142,7 +142,7 @@ class ToolSelectionMiddleware(NarrowingMiddleware):
         self, request: ModelRequest[Any], exc: BaseException, fallback: Fallback | None = None
     ) -> ModelRequest[Any]:
         """A malformed LLM answer gets ``on_parsing_failure``'s tools, or raises
-        (:func:`toolret.llm.selector_options.parsing_fallback`); else the base fallback."""
+        (:func:`toolret.agents.selector_options.parsing_fallback`); else the base fallback."""
         chosen = parsing_fallback(self.on_parsing_failure, exc, self.always_include)
         return super()._fallback(request, exc, fallback if chosen is None else chosen)
 

@@ -33,8 +33,7 @@ from langchain_toolret.options import selection_record
 from langchain_toolret.scope import ScopeSource, in_scope, scope_of, tools_in_scope
 from langchain_toolret.search_tool import DEFAULT_SEARCH_TOOL_NAME, create_search_tool
 from toolret import K, KnowledgeBaseError, RetrievalConfig, SearchResult, ToolKnowledgeBase
-from toolret.retrieval.definitions import validate_budget
-from toolret.retrieval.offer import (
+from toolret.agents.fixed_tools import (
     DEFAULT_TOOL_LIMIT,
     Fallback,
     check_offer,
@@ -42,9 +41,10 @@ from toolret.retrieval.offer import (
     split_fixed,
     warn_fallback,
 )
-from toolret.retrieval.request_scope import checked_source, refusal
-from toolret.retrieval.scope import ToolScope, current_scope, scoped
-from toolret.retrieval.working_set import capped
+from toolret.agents.request_scope import checked_source, refusal
+from toolret.agents.working_set import capped
+from toolret.scope.tool_scope import ToolScope, current_scope, scoped
+from toolret.search.token_budget import validate_budget
 
 __all__ = ["DEFAULT_TOOL_LIMIT", "Fallback", "NarrowingMiddleware", "Step"]
 
@@ -87,13 +87,13 @@ class NarrowingMiddleware(AgentMiddleware[Any, Any, Any]):
         scope: ScopeSource | None = None,
     ) -> None:
         super().__init__()
-        check_offer(fallback, tool_limit)  # the engine's rules of what a call is offered (toolret.retrieval.offer)
+        check_offer(fallback, tool_limit)  # the engine's rules of what a call is offered (toolret.agents.fixed_tools)
         self.index = ToolIndex(knowledge_base, config=config, embedder=embedder, llm=llm)
         self.always_include = list(dict.fromkeys(always_include))
         self.fallback = fallback
         #: Most tools one model call is sent (the provider's limit), the fallback included.
         self.tool_limit = tool_limit
-        #: Where each request's tool scope comes from (:mod:`toolret.retrieval.request_scope`; None: no scope).
+        #: Where each request's tool scope comes from (:mod:`toolret.agents.request_scope`; None: no scope).
         self.scope = checked_source(scope)  # a malformed fixed scope fails here
         #: Tokens the selected tools' definitions may take, the fixed tools' included (None: no budget).
         self.token_budget = validate_budget(token_budget)

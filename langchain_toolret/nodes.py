@@ -39,10 +39,10 @@ from langchain_toolret.options import record_selection
 from langchain_toolret.retriever import Selection, ToolRetriever
 from langchain_toolret.scope import ScopeSource, scope_of, tools_in_scope
 from toolret import K, QueryError, RetrievalConfig, SearchResult, ToolKnowledgeBase, validate_k
-from toolret.retrieval.request_scope import tool_allowed
-from toolret.retrieval.scope import current_scope, scoped
-from toolret.retrieval.stable_tools import StableTools
-from toolret.retrieval.working_set import slots
+from toolret.agents.request_scope import tool_allowed
+from toolret.agents.stable_tools import StableTools
+from toolret.agents.working_set import slots
+from toolret.scope.tool_scope import current_scope, scoped
 
 __all__ = ["ToolRetrievalState", "create_model_node", "create_tool_retrieval_node"]
 
@@ -81,7 +81,7 @@ def create_tool_retrieval_node(
     ``cache_stable`` (default): within a conversation ``state[key]`` only grows, each turn's new tools
     appended after the ones it holds, so the model node's bound list keeps the provider's prompt cache;
     past ``cache_cap`` tools (default 20, at least twice ``k``) it is rebuilt once from the turn's tools
-    (:mod:`toolret.retrieval.stable_tools`). ``False``: each turn's own tools, best first.
+    (:mod:`toolret.agents.stable_tools`). ``False``: each turn's own tools, best first.
     """
     selection = Selection.of(source, k=k, config=config, llm=llm)
     index, k = selection.index, selection.k

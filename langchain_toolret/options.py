@@ -1,5 +1,5 @@
 """What a selection leaves in LangSmith / callbacks, shared by every LangChain entry point
-(:func:`toolret.retrieval.selection.selection_record`)."""
+(:func:`toolret.agents.adapter_options.selection_record`)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 from langchain_core.runnables import RunnableLambda
 
 from toolret import SearchResult
-from toolret.retrieval.selection import selection_record
+from toolret.agents.adapter_options import selection_record
 
 __all__ = ["record_selection", "selection_record"]
 

@@ -41,10 +41,10 @@ from pydantic import ConfigDict, Field, PrivateAttr, field_validator
 from langchain_toolret.condensed import CondensedTools
 from langchain_toolret.index import ToolIndex
 from toolret import K, RetrievalConfig, SearchResult, ToolKnowledgeBase, validate_k
+from toolret.agents import adapter_options
 from toolret.errors import QueryError
-from toolret.retrieval import selection
-from toolret.retrieval.definitions import validate_budget
-from toolret.retrieval.scope import Where, scoped
+from toolret.scope.tool_scope import Where, scoped
+from toolret.search.token_budget import validate_budget
 
 __all__ = ["Selection", "ToolRetriever", "result_to_documents"]
 
@@ -120,7 +120,7 @@ class ToolRetriever(BaseRetriever):
 
     def search(self, query: str, k: K | None = None, *, where: Where | None = None) -> SearchResult:
         """The raw toolret result (ids, scores, plan and trace) for ``query``; ``where``: this call's
-        tool scope (:class:`toolret.ToolScope`; :mod:`toolret.retrieval.scope`)."""
+        tool scope (:class:`toolret.ToolScope`; :mod:`toolret.scope.tool_scope`)."""
         with scoped(where):
             return self._fit(self.index.search(query, self._k(k), config=self.config))
 
@@ -174,8 +174,8 @@ class ToolRetriever(BaseRetriever):
         return result_to_documents(await self.asearch(query, k, where=where), self.index)
 
 
-class Selection(selection.Selection):
-    """The engine's :class:`~toolret.retrieval.selection.Selection` over a source: a
+class Selection(adapter_options.Selection):
+    """The engine's :class:`~toolret.agents.adapter_options.Selection` over a source: a
     :class:`ToolRetriever` source brings its own settings, so a node or graph built over one selects
     as the retriever does; what the caller passes explicitly wins."""
 

@@ -5,7 +5,7 @@
 (``create_tool_retrieval_node(..., scope="tool_scope")``) read the scope from that context on every
 call. The rules (where the scope comes from, every search inside it, the ``search_tools`` tool's
 included, no tool outside it bound on any path, a call outside it refused) are the engine's
-(:mod:`toolret.retrieval.request_scope`); this module applies them to LangChain tools and runtimes.
+(:mod:`toolret.agents.request_scope`); this module applies them to LangChain tools and runtimes.
 
 Example::
 
@@ -27,14 +27,14 @@ from langchain_core.tools import BaseTool
 
 from langchain_toolret.ingest import name_of, tool_to_doc
 from toolret import ToolScope
-from toolret.retrieval.request_scope import ScopeSource, keep_in_scope, request_scope, tool_allowed
+from toolret.agents.request_scope import ScopeSource, keep_in_scope, request_scope, tool_allowed
 
 __all__ = ["ScopeSource", "in_scope", "scope_of", "tools_in_scope"]
 
 
 def scope_of(source: ScopeSource | None, runtime: Any) -> ToolScope | None:
     """The scope of one request: ``source`` read from ``runtime.context`` (None: no scope configured;
-    :func:`toolret.retrieval.request_scope.request_scope`)."""
+    :func:`toolret.agents.request_scope.request_scope`)."""
     return request_scope(source, getattr(runtime, "context", None))
 
 

@@ -1,7 +1,7 @@
 """The ``search_tools`` tool: the model widens its own tool set mid-conversation.
 
 The answer names each found tool with a one-line description (its condensed card's with
-``condensed_descriptions=True``; the words are the engine's, :mod:`toolret.retrieval.search_answer`),
+``condensed_descriptions=True``; the words are the engine's, :mod:`toolret.agents.search_tool_text`),
 and the names travel in ``ToolMessage.artifact`` so the selector binds those tools from the next
 model call on.
 
@@ -30,10 +30,10 @@ from langchain_core.tools import BaseTool, StructuredTool
 from langchain_toolret.condensed import CondensedTools
 from langchain_toolret.index import ToolIndex
 from toolret import SearchResult, validate_k
-from toolret.retrieval import search_answer
-from toolret.retrieval.search_answer import QUERY_DESCRIPTION as _QUERY
-from toolret.retrieval.search_answer import SEARCH_TOOL_DESCRIPTION as _DESCRIPTION
-from toolret.retrieval.search_answer import at_least, found_answer
+from toolret.agents import search_tool_text
+from toolret.agents.search_tool_text import QUERY_DESCRIPTION as _QUERY
+from toolret.agents.search_tool_text import SEARCH_TOOL_DESCRIPTION as _DESCRIPTION
+from toolret.agents.search_tool_text import at_least, found_answer
 
 __all__ = ["DEFAULT_SEARCH_TOOL_NAME", "create_search_tool", "describe_tools"]
 
@@ -42,8 +42,8 @@ DEFAULT_SEARCH_TOOL_NAME = "search_tools"
 
 def describe_tools(tools: list[BaseTool]) -> str:
     """One line per tool: ``- name: first sentence of its description``
-    (:func:`toolret.retrieval.search_answer.describe_tools`)."""
-    return search_answer.describe_tools([(t.name, t.description) for t in tools])
+    (:func:`toolret.agents.search_tool_text.describe_tools`)."""
+    return search_tool_text.describe_tools([(t.name, t.description) for t in tools])
 
 
 def create_search_tool(

@@ -3,7 +3,7 @@
 With ``as_retriever(condensed_descriptions=True)`` the agent gets shallow copies (same function,
 query engine and ``fn_schema``) whose ``metadata`` differs only in ``description``; the user's tools
 are never modified. The text, the cache and the never-fail rule are the engine's
-(:class:`toolret.cards.condensing.CondensedCopies`, :func:`toolret.cards.card.agent_description`).
+(:class:`toolret.agents.condensing.CondensedCopies`, :func:`toolret.cards.card.agent_description`).
 
 Example:
     >>> from llama_index.core.tools import FunctionTool
@@ -32,7 +32,7 @@ from llama_index.core.tools import BaseTool, ToolMetadata
 from llamaindex_toolret.ingest import tool_to_doc
 from llamaindex_toolret.mapping import tool_name
 from toolret import ToolKnowledgeBase
-from toolret.cards.condensing import CondensedCopies
+from toolret.agents.condensing import CondensedCopies
 
 __all__ = ["CondensedTools", "condensed_copy"]
 
@@ -53,7 +53,7 @@ def condensed_copy(tool: BaseTool, description: str) -> BaseTool:
 
 class CondensedTools(CondensedCopies[BaseTool]):
     """LlamaIndex tools as copies described by their condensed card (the engine's
-    :class:`~toolret.cards.condensing.CondensedCopies`); ``kb`` is where the cards are read (None:
+    :class:`~toolret.agents.condensing.CondensedCopies`); ``kb`` is where the cards are read (None:
     every tool gets its offline card)."""
 
     def __init__(self, kb: ToolKnowledgeBase | None = None) -> None:

@@ -33,7 +33,7 @@ from toolret.documents.docstrings import parse_docstring, with_docstrings
 from toolret.documents.params_model import params_model
 from toolret.documents.tool_doc import ToolDoc
 from toolret.errors import InvalidToolError
-from toolret.retrieval.definitions import problem_text
+from toolret.search.token_budget import problem_text
 from toolret.sources.ingest import params_from_schema
 from toolret.sources.tolerant import Conversion, degraded_doc
 

@@ -3,7 +3,7 @@
 One changed import (``from llamaindex_toolret import ToolObjectIndex as ObjectIndex``); the
 differences from the stock index, each on purpose, are in docs/llamaindex.md. Attaching live tools
 to a reopened index and persisting it elsewhere are the engine's
-(:func:`toolret.retrieval.agent_tools.attach`, :func:`~toolret.retrieval.agent_tools.persist_to`).
+(:func:`toolret.agents.agent_tools.attach`, :func:`~toolret.agents.agent_tools.persist_to`).
 """
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ from llamaindex_toolret.ingest import as_tool, tolerant_doc
 from llamaindex_toolret.mapping import MANIFEST_FILE, ToolNodeMapping, read_manifest
 from llamaindex_toolret.retrievers import ToolObjectRetriever, ToolRetriever
 from toolret import RetrievalConfig, ToolKnowledgeBase
+from toolret.agents.adapter_options import checked_options
+from toolret.agents.agent_tools import attach, persist_to, warm_up
 from toolret.errors import ConfigError, ToolNotFoundError
-from toolret.retrieval.agent_tools import attach, persist_to, warm_up
-from toolret.retrieval.selection import checked_options
 
 __all__ = ["ToolObjectIndex"]
 
@@ -160,7 +160,7 @@ class ToolObjectIndex:
         **kb_kwargs: Any,
     ) -> ToolObjectIndex:
         """Attach ``objects`` to an existing knowledge base (an object, or a saved one's path, opened with
-        ``kb_kwargs``): every tool it holds needs a live object (:func:`toolret.retrieval.agent_tools.attach`);
+        ``kb_kwargs``): every tool it holds needs a live object (:func:`toolret.agents.agent_tools.attach`);
         ``sync=True`` instead makes it hold exactly ``objects``.
         """
         _refuse_custom_nodes(from_node_fn, to_node_fn, object_mapping)
@@ -198,7 +198,7 @@ class ToolObjectIndex:
     def persist(
         self, persist_dir: str | os.PathLike[str] = DEFAULT_PERSIST_DIR, obj_node_mapping_fname: str = MANIFEST_FILE
     ) -> None:
-        """Save the knowledge base (:func:`toolret.retrieval.agent_tools.persist_to`) and the tool names in ``persist_dir``."""
+        """Save the knowledge base (:func:`toolret.agents.agent_tools.persist_to`) and the tool names in ``persist_dir``."""
         persist_to(self._kb, persist_dir)
         self._mapping.persist(str(persist_dir), obj_node_mapping_fname)
 
@@ -218,7 +218,7 @@ class ToolObjectIndex:
     ) -> ToolObjectIndex:
         """Reopen a persisted index and re-attach the live tools (``objects``, or a ``ToolNodeMapping`` / stock
         ``SimpleToolNodeMapping``) by name; a persisted tool none of them is raises :class:`toolret.ToolNotFoundError`
-        (:func:`toolret.retrieval.agent_tools.attach`); ``sync=True`` drops those instead.
+        (:func:`toolret.agents.agent_tools.attach`); ``sync=True`` drops those instead.
         """
         if objects is None and object_node_mapping is None:
             raise ToolNotFoundError(
@@ -265,7 +265,7 @@ class ToolObjectIndex:
         )
 
     def warmup(self) -> float:
-        """Load the embedding model and run one search now (:func:`toolret.retrieval.agent_tools.warm_up`), so
+        """Load the embedding model and run one search now (:func:`toolret.agents.agent_tools.warm_up`), so
         the agent's first request does not pay for it; returns the seconds it took.
         """
         return warm_up(self._kb)

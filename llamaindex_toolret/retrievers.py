@@ -8,7 +8,7 @@
 Both honour the agents' contract: a query that is exactly a tool's name returns that tool (the
 agent asks again by name when the model calls one). ``keep_used=N`` makes an object retriever one
 conversation, keeping the last N called tools on offer (the engine's
-:class:`~toolret.retrieval.working_set.RecentTools` and :func:`~toolret.retrieval.working_set.within`);
+:class:`~toolret.agents.working_set.RecentTools` and :func:`~toolret.agents.working_set.within`);
 by default it keeps no state and may serve unrelated requests.
 """
 
@@ -27,12 +27,12 @@ from llama_index.core.tools import BaseTool
 from llamaindex_toolret.condensed import CondensedTools
 from llamaindex_toolret.mapping import ToolNodeMapping
 from toolret import K, RetrievalConfig, ScoredTool, SearchResult, ToolKnowledgeBase, validate_k
+from toolret.agents.request_scope import in_current_scope, named_in_scope
+from toolret.agents.working_set import RecentTools, offered, slots
 from toolret.errors import ConfigError, QueryError, ToolNotFoundError
-from toolret.retrieval.conversation import earlier_than
-from toolret.retrieval.definitions import validate_budget
-from toolret.retrieval.request_scope import in_current_scope, named_in_scope
-from toolret.retrieval.scope import Where, as_scope, scoped
-from toolret.retrieval.working_set import RecentTools, offered, slots
+from toolret.scope.tool_scope import Where, as_scope, scoped
+from toolret.search.conversation import earlier_than
+from toolret.search.token_budget import validate_budget
 
 __all__ = ["ToolObjectRetriever", "ToolRetriever"]
 
@@ -85,7 +85,7 @@ class ToolRetriever(BaseRetriever):
         self.k: K = _check_k(k, self.config or kb.config)
         self.last_result: SearchResult | None = None
         self.token_budget = validate_budget(token_budget)
-        #: The scope every search and lookup keeps to (None: every tool; :mod:`toolret.retrieval.scope`).
+        #: The scope every search and lookup keeps to (None: every tool; :mod:`toolret.scope.tool_scope`).
         self.where = None if where is None else as_scope(where)
         #: Live tool -> what the agent is handed (the object retriever's condensed copy); None: the tool.
         self.present: Callable[[BaseTool], BaseTool] | None = None
@@ -175,7 +175,7 @@ class ToolObjectRetriever(ObjectRetriever[BaseTool]):
     ) -> None:
         if not isinstance(retriever, ToolRetriever):
             raise TypeError(f"ToolObjectRetriever needs a ToolRetriever, got {type(retriever).__name__}")
-        self._used = RecentTools(keep_used)  # the engine's rule: toolret.retrieval.working_set
+        self._used = RecentTools(keep_used)  # the engine's rule: toolret.agents.working_set
         super().__init__(retriever, object_node_mapping, node_postprocessors)
         self.keep_used = keep_used
         self.used_beyond_k = bool(used_beyond_k)

@@ -9,7 +9,21 @@ from pathlib import Path
 import pytest
 
 ENGINE = Path(__file__).resolve().parents[1] / "shared" / "toolret"
-SUBPACKAGES = ["cards", "documents", "eval", "index", "llm", "providers", "retrieval", "scoring", "sources", "training"]
+SUBPACKAGES = [
+    "agents",
+    "cards",
+    "documents",
+    "eval",
+    "index",
+    "llm",
+    "memory",
+    "providers",
+    "scope",
+    "scoring",
+    "search",
+    "sources",
+    "training",
+]
 #: Only the public surface sits at the top of the engine; everything else lives in a sub-package.
 # config_parts: the settings objects RetrievalConfig holds (penalty, dependencies, a fitted scorer), public through config.
 TOP_LEVEL = {"__init__", "_exports", "cli", "config", "config_parts", "errors", "knowledge_base", "results"}

@@ -117,7 +117,7 @@ def test_the_stock_onnx_model_needs_no_torch_minilm_package():
             "hub",
         ),
         (
-            "from toolret.retrieval.rerank import CrossEncoderReranker\nCrossEncoderReranker('cross-encoder/ms-marco')",
+            "from toolret.search.rerank import CrossEncoderReranker\nCrossEncoderReranker('cross-encoder/ms-marco')",
             "hub",
         ),
         (

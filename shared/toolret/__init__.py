@@ -37,7 +37,7 @@ if TYPE_CHECKING:  # the names as type checkers and IDEs see them; at run time e
     from toolret.index.writer import SyncReport
     from toolret.knowledge_base import ToolKnowledgeBase
     from toolret.results import ScoredTool, SearchResult, TraceStep
-    from toolret.retrieval.scope import ToolScope, scoped
+    from toolret.scope.tool_scope import ToolScope, scoped
 
 #: Public name -> the module (under toolret) that defines it. ``import toolret`` loads none of them:
 #: a fresh ``toolret search`` imports only what a search needs, and the CLI starts fast (issue 45).
@@ -64,7 +64,7 @@ _EXPORTS = {
     "SyncReport": "index.writer",
     "ToolKnowledgeBase": "knowledge_base",
     **dict.fromkeys(["ScoredTool", "SearchResult", "TraceStep"], "results"),
-    **dict.fromkeys(["ToolScope", "scoped"], "retrieval.scope"),
+    **dict.fromkeys(["ToolScope", "scoped"], "scope.tool_scope"),
 }
 
 __version__ = "0.1.0"

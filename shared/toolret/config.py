@@ -174,7 +174,7 @@ class RetrievalConfig(BaseModel):
         description="The description's cosine becomes cosine - hubness_weight x the tool's neighbourhood density "
         "in the registry (mean cosine to its 10 nearest other tools, copies above 0.95 excluded, computed at "
         "index time; "
-        "toolret.index.adaptation) before normalisation. Negative (the default, chosen leaving one dev set "
+        "toolret.index.hubness) before normalisation. Negative (the default, chosen leaving one dev set "
         "out) favours tools in dense regions of the registry; positive demotes hubs (CSLS); 0 turns it off.",
     )
     cosine_weight: float = Field(
@@ -240,7 +240,7 @@ class RetrievalConfig(BaseModel):
     history_weight: float = Field(
         default=0.0,
         ge=0,
-        description="Weight of the tool-use memory h(t) (toolret.retrieval.past_use); 0 ignores recorded bundles.",
+        description="Weight of the tool-use memory h(t) (toolret.memory.past_use); 0 ignores recorded bundles.",
     )
     history_neighbors: int = Field(default=10, ge=1, description="Past requests consulted per query.")
     use_learned: bool = Field(
@@ -290,7 +290,7 @@ class RetrievalConfig(BaseModel):
     auto_floor: Literal["calibrated"] | None = Field(
         default="calibrated",
         description="k='auto' returns no tools for a request no tool serves (a greeting, a general question): "
-        "'calibrated' applies the embedding model's measured floor (toolret.retrieval.relevance_floor; none for "
+        "'calibrated' applies the embedding model's measured floor (toolret.search.relevance_floor; none for "
         "a model without one, said in the trace); None: never empty.",
     )
     dependencies: DependencyConfig = Field(

@@ -33,7 +33,7 @@ class PenaltyConfig(BaseModel):
 
 
 class DependencyConfig(BaseModel):
-    """The dependency stage (:mod:`toolret.retrieval.dependencies`): add the producer of a chosen
+    """The dependency stage (:mod:`toolret.search.dependencies`): add the producer of a chosen
     tool's identifier that the query cannot fill (``GET /search/movie`` for ``/movie/{movie_id}/credits``).
 
     Among the top ``depth`` tools, each required identifier the query does not carry brings in its
@@ -56,7 +56,7 @@ class DependencyConfig(BaseModel):
 
 
 class LearnedWeights(BaseModel):
-    """A linear scorer fitted by ``ToolKnowledgeBase.fit`` (pairwise logistic loss, toolret.retrieval.learn)."""
+    """A linear scorer fitted by ``ToolKnowledgeBase.fit`` (pairwise logistic loss, toolret.memory.learn)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 

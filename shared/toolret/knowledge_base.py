@@ -2,8 +2,8 @@
 
 A facade: writes go through :class:`~toolret.index.writer.IndexWriter` (one locked change-set
 path), files through :mod:`toolret.index.persistence`, the tool-use memory through
-:class:`~toolret.retrieval.usage_log.UsageLog`, and every search through one
-:class:`~toolret.retrieval.search.Search`.
+:class:`~toolret.memory.usage_log.UsageLog`, and every search through one
+:class:`~toolret.search.search.Search`.
 
 Example:
     >>> from toolret import ToolKnowledgeBase
@@ -39,7 +39,7 @@ if TYPE_CHECKING:  # the rest is imported where it is used: opening starts the m
     from toolret.index.embedding import Embedder
     from toolret.index.writer import SyncReport
     from toolret.results import SearchResult
-    from toolret.retrieval.search import Search, SearchOptions
+    from toolret.search.search import Search, SearchOptions
 
 __all__ = ["ToolKnowledgeBase"]  # SyncReport, which it returns, is toolret.SyncReport (toolret.index.writer)
 
@@ -77,8 +77,8 @@ class ToolKnowledgeBase:
         from toolret.config import RetrievalConfig
         from toolret.index import persistence
         from toolret.index.writer import IndexWriter
-        from toolret.retrieval.rerank import CrossEncoderCache
-        from toolret.retrieval.usage_log import UsageLog
+        from toolret.memory.usage_log import UsageLog
+        from toolret.search.rerank import CrossEncoderCache
 
         #: The LLM (``toolret.llm.LLM``) the ``full`` preset plans with; None runs offline.
         self.llm = llm
@@ -176,9 +176,9 @@ class ToolKnowledgeBase:
         """The ``k`` tools that best serve ``query``, best first, with per-field evidence.
 
         ``k="auto"`` returns a precise set instead. The options (``config``, ``conversation``, ``llm``,
-        ``token_budget``, ``definition``, ``allowed_ids``, ``where``) are :class:`~toolret.retrieval.search.SearchRequest`'s
+        ``token_budget``, ``definition``, ``allowed_ids``, ``where``) are :class:`~toolret.search.search.SearchRequest`'s
         fields, documented there; e.g. ``allowed_ids`` restricts every stage to an agent's own tools, ``where``
-        to the tools whose metadata fits a :class:`~toolret.retrieval.scope.ToolScope` (a user's servers, read-only ones)."""
+        to the tools whose metadata fits a :class:`~toolret.scope.tool_scope.ToolScope` (a user's servers, read-only ones)."""
         return self.begin_search(query, k, **options).run()
 
     async def asearch(self, query: str, k: K = 5, **options: Unpack[SearchOptions]) -> SearchResult:
@@ -186,14 +186,14 @@ class ToolKnowledgeBase:
         return await self.begin_search(query, k, **options).arun()
 
     def begin_search(self, query: str, k: K = 5, **options: Unpack[SearchOptions]) -> Search:
-        """A validated, not yet run :class:`~toolret.retrieval.search.Search` over the current snapshot."""
+        """A validated, not yet run :class:`~toolret.search.search.Search` over the current snapshot."""
         from toolret.config import RetrievalConfig, validate_k
-        from toolret.retrieval.conversation import as_chat_history
-        from toolret.retrieval.definitions import validate_budget
-        from toolret.retrieval.pipeline import checked_query
-        from toolret.retrieval.scope import restriction
-        from toolret.retrieval.search import Search, SearchRequest
-        from toolret.retrieval.search_state import SearchState
+        from toolret.scope.tool_scope import restriction
+        from toolret.search.conversation import as_chat_history
+        from toolret.search.search import Search, SearchRequest
+        from toolret.search.stages import checked_query
+        from toolret.search.state import SearchState
+        from toolret.search.token_budget import validate_budget
 
         request = SearchRequest(query, k, **options)
         cfg = RetrievalConfig.resolve(request.config, self.config)
@@ -232,7 +232,7 @@ class ToolKnowledgeBase:
     def fit(
         self, bundles: Iterable[tuple[str, Sequence[str]]] | None = None, *, max_queries: int = 2000
     ) -> LearnedWeights:
-        """Learn the scorer's weights from bundles (default: the recorded ones; :mod:`toolret.retrieval.learn`)."""
+        """Learn the scorer's weights from bundles (default: the recorded ones; :mod:`toolret.memory.learn`)."""
         return self._memory.fit(bundles, max_queries=max_queries)
 
     @property

@@ -32,7 +32,7 @@ class ScoredTool(BaseModel):
     #: minus the pool mean; docs/method.md section 4a). ``score - anchor`` is the field evidence in
     #: z-units, what ``k="auto"`` cuts on; 0 where a learned scorer or an LLM reranker set the score.
     anchor: float = 0.0
-    #: Set when the dependency stage (:mod:`toolret.retrieval.dependencies`) brought this tool in: the
+    #: Set when the dependency stage (:mod:`toolret.search.dependencies`) brought this tool in: the
     #: id of the chosen tool whose identifier parameter it produces (``GET /search/movie`` for
     #: ``GET /movie/{movie_id}/credits``). ``k="auto"`` keeps such a tool with that tool.
     serves: str | None = None

@@ -458,7 +458,7 @@ def test_a_token_budget_keeps_the_turns_definitions_as_bound_within_it(kb, tools
 
     from toolret import QueryError
     from toolret.documents.tokens import token_counter
-    from toolret.retrieval.definitions import definition_text
+    from toolret.search.token_budget import definition_text
 
     count = token_counter().count
     query = "is it going to rain in Paris today? and how much is 100 dollars in euros?"

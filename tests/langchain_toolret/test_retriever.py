@@ -12,7 +12,7 @@ from langchain_tests.integration_tests import RetrieversIntegrationTests
 from langchain_toolret import ToolRetriever
 from langchain_toolret.index import ToolIndex
 from toolret import QueryError, ToolKnowledgeBase
-from toolret.retrieval.auto_k import auto_cut
+from toolret.search.auto_k import auto_cut
 
 from .conftest import TOOLS
 
@@ -141,7 +141,7 @@ async def test_a_token_budget_fits_the_tools_as_get_tools_hands_them_out(tool_in
     from langchain_core.utils.function_calling import convert_to_openai_tool
 
     from toolret.documents.tokens import token_counter
-    from toolret.retrieval.definitions import definition_text
+    from toolret.search.token_budget import definition_text
 
     query = "is it going to rain in Paris? and convert 100 dollars to euros"
     count = token_counter().count

@@ -15,7 +15,7 @@ from llamaindex_toolret import (
 )
 from tests.llamaindex_toolret.conftest import agent_tools, get_weather
 from toolret import ConfigError, ToolKnowledgeBase, ToolNotFoundError
-from toolret.retrieval.auto_k import auto_cut
+from toolret.search.auto_k import auto_cut
 
 REQUESTS = {
     "what's the weather like in Lisbon right now?": "get_weather",

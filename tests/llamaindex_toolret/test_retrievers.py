@@ -233,7 +233,7 @@ async def test_a_token_budget_fits_the_tools_as_the_agent_binds_them(shared_inde
     """Issue 25, item 8: counted on ``metadata.to_openai_tool()`` of what is handed out (condensed here)."""
     from toolret import QueryError
     from toolret.documents.tokens import token_counter
-    from toolret.retrieval.definitions import definition_text
+    from toolret.search.token_budget import definition_text
 
     query = "What's the weather in Paris, and how much is 100 USD in EUR?"
     count = token_counter().count

@@ -10,7 +10,6 @@ from toolret._exports import lazy_exports
 
 _EXPORTS = {
     "CondensedCard": "card_type",
-    "CondensedCopies": "condensing",
     "ExampleCall": "card_type",
     "LLMCardWriter": "card",
     "agent_description": "card",

@@ -4,7 +4,7 @@ A REST request such as "Who was the lead actor in The Dark Knight?" needs
 ``GET /movie/{movie_id}/credits`` *and* ``GET /search/movie``: the second exists only to turn the
 title into the ``movie_id`` the first requires, and the request names nothing of it. This module
 reads, from the documents alone (no query, no LLM), which identifiers each tool requires and
-which tools can produce an identifier of each entity; :mod:`toolret.retrieval.dependencies`
+which tools can produce an identifier of each entity; :mod:`toolret.search.dependencies`
 decides per query whether a chosen tool's identifier is unfilled and brings in its producer.
 
 * A **need** is a parameter that is required (or a ``{path}`` parameter) and whose name ends in an

@@ -1,6 +1,6 @@
 """Counting the tokens of a tool definition: an LLM's tokenizer where one is installed, a stated estimate where not.
 
-A token budget (``kb.search(..., token_budget=)``, :mod:`toolret.retrieval.definitions`) is about
+A token budget (``kb.search(..., token_budget=)``, :mod:`toolret.search.token_budget`) is about
 the model's context, so what counts is an LLM's tokenizer. Chosen once per process:
 
 1. ``tiktoken``'s ``o200k_base`` (else ``cl100k_base``) when tiktoken is installed and the

@@ -3,7 +3,7 @@
 Each dev set's sampled queries (<= 500, seed 0) are run once per preset up to the stage the
 dependency step follows (fusion, rerank, reflection), for k=10 and for ``k="auto"``; every
 setting of :class:`toolret.config.DependencyConfig` is then applied to those same states by
-:func:`toolret.retrieval.pipeline.finish_search`, so a setting costs milliseconds per query and
+:func:`toolret.search.stages.finish_search`, so a setting costs milliseconds per query and
 the figures are the engine's own. For each set in turn, the setting with the best mean of
 (R@5 + NDCG@10 + TRACC)/3 over the other sets, among those that lose none of the three on any of
 them against the stage switched off, is scored on the set left out.
@@ -23,7 +23,7 @@ from typing import Any, Literal
 from toolret.config import DependencyConfig, RetrievalConfig
 from toolret.eval.datasets import load_dataset, sample_queries
 from toolret.eval.metrics import completeness_at_k, ndcg_at_k, recall_at_k, tracc
-from toolret.retrieval.pipeline import finish_search
+from toolret.search.stages import finish_search
 
 __all__ = ["grid", "lodo_choice", "main", "sweep_dataset"]
 

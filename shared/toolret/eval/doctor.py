@@ -53,7 +53,7 @@ from toolret.eval.doctor_checks import (
     unreached,
 )
 from toolret.eval.tables import format_table
-from toolret.retrieval.definitions import definition_text
+from toolret.search.token_budget import definition_text
 
 __all__ = ["DoctorReport", "ToolCheck", "diagnose"]
 

@@ -36,7 +36,7 @@ from toolret.documents.text import first_sentence, humanize_name, split_identifi
 from toolret.documents.tool_doc import ToolDoc
 from toolret.index.dense import rows_float32
 from toolret.index.snapshot import Snapshot
-from toolret.retrieval.scope import SOURCE_KEYS
+from toolret.scope.tool_scope import SOURCE_KEYS
 
 __all__ = [
     "ADVICE",

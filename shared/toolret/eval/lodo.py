@@ -24,7 +24,7 @@ import numpy as np
 
 from toolret.documents.tool_doc import INDEX_FIELDS
 from toolret.eval.signals import QUERY_FEATURES, DatasetSignals
-from toolret.index.adaptation import HUB_FIELDS
+from toolret.index.hubness import HUB_FIELDS
 from toolret.scoring.learned_fusion import pool_zscore as _zscore
 
 __all__ = [
@@ -61,7 +61,7 @@ class Setting:
     lex_sd_floor: float = 0.0  # zscore: BM25 deviation floor, as a share of the query's BM25 bound
     dense_sd_floor: float = 0.0  # zscore: cosine deviation floor
     min_field_pool: int = 0  # zscore: a field fewer candidates have uses the query's shared statistics
-    hub_weight: float = 0.0  # cosine minus hub_weight x the tool's hubness (toolret.index.adaptation)
+    hub_weight: float = 0.0  # cosine minus hub_weight x the tool's hubness (toolret.index.hubness)
     hub_all_fields: bool = False  # measured only: every field's hubness, not just HUB_FIELDS (the engine's)
     cosine_weight: float = 0.0  # + cosine_weight x (raw description cosine - pool mean) (mftr.cosine_anchor)
     fusion: str = "heuristic"  # "learned": toolret.scoring.learned_fusion (every number above but depth unused)

@@ -40,7 +40,7 @@ def search_space(base: Setting) -> list[Setting]:
             )
     out += grid(base, depth=(25, 50, 100), name_boost=(0.0, 0.2, 0.5), penalty_scale=(0.0, 0.05, 0.1))
     out += grid(base, lex_sd_floor=(0.02, 0.05, 0.1, 0.2), dense_sd_floor=(0.05, 0.08), min_field_pool=(0, 5))
-    # the registry's density prior (toolret.index.adaptation), on the description or every field
+    # the registry's density prior (toolret.index.hubness), on the description or every field
     out += grid(base, hub_weight=HUB_WEIGHTS, beta=(0.2, 0.25, 0.35), hub_all_fields=(False, True))
     # the embedder's own cosine on its absolute scale (mftr.cosine_anchor), with the lexical share it trades against
     out += grid(base, cosine_weight=COSINE_WEIGHTS, beta=(0.25, 0.27, 0.29, 0.31, 0.35))

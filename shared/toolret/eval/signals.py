@@ -58,7 +58,7 @@ class DatasetSignals:
     n_rel_group: np.ndarray  # [Q] relevant names
     qfeat: np.ndarray  # [Q, len(QUERY_FEATURES)] query evidence features
     cand: np.ndarray  # [Q, C] the candidate's tool index in the registry (-1 in padding)
-    hub: np.ndarray  # [Q, C, F] the candidate's hubness in every field (toolret.index.adaptation), 0 where absent
+    hub: np.ndarray  # [Q, C, F] the candidate's hubness in every field (toolret.index.hubness), 0 where absent
     #: "bm25"/"cosine" (+ "@name") -> [Q, 4]: recall@5, ndcg@10, completeness@10, recall@1
     baselines: dict[str, np.ndarray]
     has_names: bool = False
@@ -134,11 +134,11 @@ def extract_signals(
     from toolret.config import PenaltyConfig, RetrievalConfig
     from toolret.documents.text import tokenize
     from toolret.eval.baseline import BM25Baseline, CosineBaseline
-    from toolret.index.adaptation import tool_hubness
     from toolret.index.dense import dense_scores
+    from toolret.index.hubness import tool_hubness
     from toolret.index.lexical import analyze_query
-    from toolret.retrieval.ranking import named_tools, ranking_inputs, top_n
     from toolret.scoring.arguments import spot_arguments
+    from toolret.scoring.candidates import named_tools, ranking_inputs, top_n
     from toolret.scoring.evidence import registry_df
     from toolret.scoring.mftr import parameter_penalty
 

@@ -23,7 +23,7 @@ _EXPORTS = {
     "FORMAT_VERSION": "store",
     "FaithfulnessVerdict": "expansion",
     "GENERATED_FIELDS": "expansion",
-    "HUB_FIELDS": "adaptation",
+    "HUB_FIELDS": "hubness",
     "HalfScanIndex": "ann",
     "IndexWriter": "writer",
     "LLMExpander": "expansion",
@@ -65,7 +65,7 @@ _EXPORTS = {
     "rows_float32": "dense",
     "save": "persistence",
     "saved_folder": "persistence",
-    "tool_hubness": "adaptation",
+    "tool_hubness": "hubness",
 }
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

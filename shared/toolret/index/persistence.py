@@ -25,7 +25,6 @@ import numpy as np
 from toolret.documents.tool_doc import INDEX_FIELDS, ToolDoc
 from toolret.errors import KnowledgeBaseError, ModelMismatchError
 from toolret.index import snapshot_file
-from toolret.index.adaptation import load_hubness, save_hubness
 from toolret.index.embedding import (
     DEFAULT_EMBEDDER_NAME,
     STOCK_EMBEDDER_NAMES,
@@ -35,6 +34,7 @@ from toolret.index.embedding import (
     resolve_embedder,
 )
 from toolret.index.framework_embedding import pass_again
+from toolret.index.hubness import load_hubness, save_hubness
 from toolret.index.lexical import LexicalIndex
 from toolret.index.local_store import LocalStore, damaged_message
 from toolret.index.snapshot import Snapshot, build_snapshot

@@ -16,8 +16,8 @@ import numpy as np
 from toolret.documents.identifiers import DependencyIndex
 from toolret.documents.text import humanize_name
 from toolret.documents.tool_doc import INDEX_FIELDS, ToolDoc
-from toolret.index.adaptation import tool_hubness
 from toolret.index.ann import ANN_MIN_ROWS, HalfScanIndex
+from toolret.index.hubness import tool_hubness
 from toolret.index.lexical import LexicalIndex
 from toolret.scoring.param_table import ParamTable
 
@@ -50,7 +50,7 @@ class Snapshot:
     dim: int = 0
     rows: dict[str, np.ndarray] = field(default_factory=dict)
     slot: dict[str, np.ndarray] = field(default_factory=dict)
-    #: Per field, each tool's neighbourhood density in this registry (toolret.index.adaptation),
+    #: Per field, each tool's neighbourhood density in this registry (toolret.index.hubness),
     #: computed with the snapshot so it always describes exactly these tools.
     hubness: dict[str, np.ndarray] = field(default_factory=dict)
     ann: dict[str, HalfScanIndex] = field(default_factory=dict)

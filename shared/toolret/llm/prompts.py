@@ -321,7 +321,7 @@ _RERANK_EXAMPLE_TOOLS = [
     "id: get_forecast | get_forecast: Weather forecast for a city and a date. | parameters: city (string, required); date (string, required)",
 ]
 
-#: Listwise LLM reranking: the candidates' order, best first, plus the ones that cannot help (see toolret.retrieval.rerank).
+#: Listwise LLM reranking: the candidates' order, best first, plus the ones that cannot help (see toolret.search.rerank).
 RERANK_V1 = PromptTemplate(
     name="rerank",
     version=1,
@@ -335,7 +335,7 @@ RERANK_V1 = PromptTemplate(
     ),
 )
 
-#: Pointwise LLM reranking: a 0-10 relevance score per candidate (see toolret.retrieval.rerank).
+#: Pointwise LLM reranking: a 0-10 relevance score per candidate (see toolret.search.rerank).
 RERANK_POINTWISE_V1 = PromptTemplate(
     name="rerank_pointwise",
     version=1,
@@ -349,7 +349,7 @@ RERANK_POINTWISE_V1 = PromptTemplate(
     ),
 )
 
-#: Self-reflection: which sub-tasks no selected tool covers, with better search queries (see toolret.retrieval.reflection).
+#: Self-reflection: which sub-tasks no selected tool covers, with better search queries (see toolret.search.reflection).
 REFLECT_V1 = PromptTemplate(
     name="reflect",
     version=1,

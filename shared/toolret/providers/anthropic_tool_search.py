@@ -34,7 +34,7 @@ from toolret.errors import ConfigError, QueryError
 from toolret.providers.client_search import ClientToolSearch, field_of, output_text
 from toolret.providers.wire_names import function_name
 from toolret.results import SearchResult
-from toolret.retrieval.scope import Where, scope_mask
+from toolret.scope.tool_scope import Where, scope_mask
 
 __all__ = ["DEFAULT_SEARCH_TOOL_NAME", "AnthropicToolSearch", "tool_reference_result"]
 

@@ -21,7 +21,7 @@ from toolret.config import K, RetrievalConfig
 from toolret.errors import QueryError
 from toolret.providers.wire_names import WireNames
 from toolret.results import SearchResult
-from toolret.retrieval.scope import Where, as_scope, check_in_restriction
+from toolret.scope.tool_scope import Where, as_scope, check_in_restriction
 
 __all__ = ["ClientToolSearch", "field_of", "output_text", "run_live"]
 
@@ -38,7 +38,7 @@ class ClientToolSearch:
         kb: the :class:`~toolret.ToolKnowledgeBase` holding every deferred tool.
         k: tools one search loads (or ``"auto"``: the precise set, possibly none).
         config: the retrieval preset or config (default: the knowledge base's).
-        allowed_ids / where: every search's restriction (:mod:`toolret.retrieval.scope`); a call's
+        allowed_ids / where: every search's restriction (:mod:`toolret.scope.tool_scope`); a call's
             own ``where=`` narrows further.
         namespaced / reserved: how tools are named on the wire (:class:`~toolret.providers.wire_names.WireNames`).
     """

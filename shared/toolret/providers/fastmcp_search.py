@@ -32,7 +32,7 @@ from typing import Annotated, Any
 from toolret.config import RetrievalConfig
 from toolret.documents.tool_doc import ToolDoc
 from toolret.errors import MissingDependencyError, ToolNotFoundError
-from toolret.retrieval.scope import Where, as_scope, tool_in_scope
+from toolret.scope.tool_scope import Where, as_scope, tool_in_scope
 from toolret.sources.mcp import from_mcp_tool
 
 try:

@@ -46,7 +46,7 @@ from toolret.documents.tool_doc import ToolDoc
 from toolret.errors import QueryError
 from toolret.providers.client_search import ClientToolSearch, field_of, output_text
 from toolret.results import SearchResult
-from toolret.retrieval.scope import Where
+from toolret.scope.tool_scope import Where
 
 __all__ = ["TOOL_SEARCH_PARAMETERS", "OpenAIToolSearch", "loaded_tools", "tool_search_output"]
 
@@ -118,7 +118,7 @@ class OpenAIToolSearch(ClientToolSearch):
         config: the retrieval preset or config (default: the knowledge base's).
         namespaces: load tools with a namespaced id (``"crm/create_lead"``) inside a ``namespace``
             tool named after it (the model then calls them with ``namespace="crm"``).
-        allowed_ids / where: every search's restriction (:mod:`toolret.retrieval.scope`); a call's
+        allowed_ids / where: every search's restriction (:mod:`toolret.scope.tool_scope`); a call's
             own ``where=`` narrows further.
     """
 

@@ -1,7 +1,8 @@
 """Turning a query and a tool into a score: the MFTR formula over lexical and dense field signals
 (``mftr``), the query's lexical evidence (``evidence``), argument spotting (``arguments``), the
-parameter-missing penalty (``penalty``, over ``param_table`` with ``param_match``), and the scored
-candidates of one ranking (``ranked_candidates``).
+parameter-missing penalty (``penalty``, over ``param_table`` with ``param_match``), the scored
+candidates of one ranking (``ranked_candidates``), and candidate generation itself: per field BM25
+∪ dense ∪ named tools, scored by MFTR (``candidates``).
 
 Every name below is importable from this package (``from toolret.scoring import ...``); each
 module is loaded on first use (:mod:`toolret._exports`).
@@ -12,6 +13,10 @@ from __future__ import annotations
 from toolret._exports import lazy_exports
 
 _EXPORTS = {
+    "Ranking": "candidates",
+    "named_tools": "candidates",
+    "rank_query": "candidates",
+    "top_n": "candidates",
     "ArgumentFit": "arguments",
     "CandidateScore": "ranked_candidates",
     "FEATURE_NAMES": "mftr",

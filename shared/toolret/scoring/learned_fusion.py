@@ -90,7 +90,7 @@ REQUEST_FEATURES: tuple[str, ...] = (
 #: The candidate signals whose weight depends on the request (indices into CANDIDATE_FEATURES).
 INTERACTING: tuple[int, ...] = (0, 1, 2, 3, 8, 9)
 #: The embedder's raw-cosine term (in cosine units, not z-units): k="auto" leaves it out when it
-#: measures how far a tool stands out (toolret.retrieval.auto_k).
+#: measures how far a tool stands out (toolret.search.auto_k).
 ANCHOR = CANDIDATE_FEATURES.index("cosine_anchor")
 #: z-score floors, as in the heuristic fusion (RetrievalConfig): BM25's deviation is at least this
 #: share of the request's achievable BM25, cosine's at least this many cosine units.

@@ -3,7 +3,7 @@
 S(q, t) = sum_f w_f * S_f(q, t) + b - P(q, t)                     (MFTR, eq. 1)
           + kappa * (cos_desc(q, t) - mean_pool cos_desc)            (the embedder's anchor)
           (+ name_match_boost when the query names the tool, + history_weight * h(t),
-           h from :mod:`toolret.retrieval.past_use`)
+           h from :mod:`toolret.memory.past_use`)
 S_f     = beta_q * lex_f + (1 - beta_q) * dense_f
 P       = scale * sum_p sigmoid(alpha * (tau - s_p)) * (w_req | w_opt)
 
@@ -72,7 +72,7 @@ class FieldSignals:
     hub_description: np.ndarray | None = None
 
 
-#: The features a learned scorer weighs (toolret.retrieval.learn); "heuristic" is the MFTR score itself,
+#: The features a learned scorer weighs (toolret.memory.learn); "heuristic" is the MFTR score itself,
 #: so a fitted model starts from, and can only move away from, the hand-set formula.
 FEATURE_NAMES: tuple[str, ...] = (
     *(f"lex_{f}" for f in INDEX_FIELDS),
@@ -252,7 +252,7 @@ def score_candidates(
     <toolret.index.snapshot.Snapshot.params>`); without it one is built for the candidates.
     """
     raw_dense = signals.dense
-    if config.hubness_weight and signals.hubness:  # cosine - weight x density (toolret.index.adaptation)
+    if config.hubness_weight and signals.hubness:  # cosine - weight x density (toolret.index.hubness)
         adjusted = {f: c - config.hubness_weight * signals.hubness.get(f, 0.0) for f, c in raw_dense.items()}
         signals = dataclasses.replace(signals, dense=adjusted)
     weights = config.field_weights.as_dict()

@@ -9,7 +9,7 @@ each tool is converted on its own and a tool that fails is degraded, with a warn
    retrieval reads anyway), when the framework can copy a tool with another description;
 2. if it still fails, it is indexed by name and (cut) description only, without parameters;
 3. if even that fails (an invalid name), it is not indexed: the adapters offer it only when a
-   request names it exactly (:meth:`toolret.retrieval.agent_tools.AgentTools.live`).
+   request names it exactly (:meth:`toolret.agents.agent_tools.AgentTools.live`).
 
 Two tools with one name stay an error: the model could not tell them apart. Both adapters
 convert through here (``langchain_toolret.tool_docs``, ``llamaindex_toolret.ingest``); a

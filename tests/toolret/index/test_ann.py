@@ -11,7 +11,7 @@ from toolret.config import RetrievalConfig
 from toolret.index.ann import HalfScanIndex
 from toolret.index.dense import dense_scores, dense_search
 from toolret.index.snapshot import build_snapshot
-from toolret.retrieval.ranking import rank_query
+from toolret.scoring.candidates import rank_query
 
 DIM = 32
 WORDS = "weather currency email calendar invoice stock flight hotel music translate map recipe".split()

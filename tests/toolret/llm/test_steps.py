@@ -7,7 +7,7 @@ import pytest
 from toolret import ConfigError, RetrievalConfig
 from toolret.llm import FaultInjectingLLM, LLMSteps, MalformedOutputError, ScriptedLLM
 from toolret.results import ScoredTool
-from toolret.retrieval.rerank import LLMReranker
+from toolret.search.rerank import LLMReranker
 
 TOOLS = [
     {"name": "get_weather", "description": "Current weather and forecast for a city."},

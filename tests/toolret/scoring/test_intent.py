@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from toolret import RetrievalConfig, ToolDoc, ToolKnowledgeBase
-from toolret.retrieval.ranking import query_fields
+from toolret.scoring.candidates import query_fields
 from toolret.scoring.intent import INTENT_FIELDS, intent_field_texts, intent_text
 
 
