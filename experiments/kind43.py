@@ -57,18 +57,18 @@ if __name__ == "__main__":
     t = default_setting("fast")
     desc_only = replace(
         t,
-        beta=0.0,
+        lexical_weight=0.0,
         evidence_slope=0.0,
         weights=(1, 0, 0, 0, 0, 0, 0),
         cosine_weight=0.0,
-        hub_weight=0.0,
-        name_boost=0.0,
+        hubness_weight=0.0,
+        name_match_boost=0.0,
         penalty_scale=0.0,
     )
     for label, st in [
         ("today", t),
         ("eefafaa", eefafaa()),
         ("desc dense only", desc_only),
-        ("today beta0", replace(t, beta=0.0, evidence_slope=0.0)),
+        ("today beta0", replace(t, lexical_weight=0.0, evidence_slope=0.0)),
     ]:
         report(sigs, fl, {s.name: fused_scores(s, st)[0] for s in sigs}, label)

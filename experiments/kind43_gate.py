@@ -22,9 +22,15 @@ sigs = load(Path(os.environ.get("CACHE", ".bench/lodo43")))
 fl = floors(sigs)
 t = default_setting("fast")
 meaning = replace(
-    t, beta=0.0, evidence_slope=0.0, weights=(1, 0, 0, 0, 0, 0, 0), cosine_weight=0.0, hub_weight=0.0, name_boost=0.2
+    t,
+    lexical_weight=0.0,
+    evidence_slope=0.0,
+    weights=(1, 0, 0, 0, 0, 0, 0),
+    cosine_weight=0.0,
+    hubness_weight=0.0,
+    name_match_boost=0.2,
 )
-words = replace(eefafaa(), lex_sd_floor=float(os.environ.get("SD", "0.02")))
+words = replace(eefafaa(), lexical_sd_floor=float(os.environ.get("SD", "0.02")))
 data = []
 for s in sigs:
     sm = fused_scores(s, meaning)[0]

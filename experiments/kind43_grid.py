@@ -22,7 +22,15 @@ res = []
 for wn, beta, slope, sd, k, hub in itertools.product(
     W, (0.0, 0.1, 0.2, 0.29, 0.4), (0, 0.5), (0.02, 0.08), (0, 2.5, 5), (0, -0.2)
 ):
-    st = replace(t, weights=W[wn], beta=beta, evidence_slope=slope, lex_sd_floor=sd, cosine_weight=k, hub_weight=hub)
+    st = replace(
+        t,
+        weights=W[wn],
+        lexical_weight=beta,
+        evidence_slope=slope,
+        lexical_sd_floor=sd,
+        cosine_weight=k,
+        hubness_weight=hub,
+    )
     marg, r5 = [], []
     for s in sigs:
         m = score_setting(s, st)

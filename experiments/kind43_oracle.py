@@ -17,8 +17,10 @@ from toolret.eval.lodo import default_setting, fused_scores, score_metrics  # no
 sigs = load(Path(os.environ.get("CACHE", ".bench/lodo43")))
 fl = floors(sigs)
 t = default_setting("fast")
-meaning = replace(t, beta=0.0, evidence_slope=0.0, weights=(1, 0, 0, 0, 0, 0, 0), cosine_weight=0.0, hub_weight=0.0)
-words = replace(eefafaa(), lex_sd_floor=0.02)
+meaning = replace(
+    t, lexical_weight=0.0, evidence_slope=0.0, weights=(1, 0, 0, 0, 0, 0, 0), cosine_weight=0.0, hubness_weight=0.0
+)
+words = replace(eefafaa(), lexical_sd_floor=0.02)
 G = [0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8, 1.0]
 print("set                " + " ".join(f"{g:>11}" for g in G) + "   idf   oov  args ident ntok   cov")
 for s in sigs:

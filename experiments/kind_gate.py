@@ -45,7 +45,7 @@ def main():
     sigs = load(Path(os.environ.get("CACHE", ".bench/lodo")))
     t = default_setting("fast")
     meaning_k = float(sys.argv[1]) if len(sys.argv) > 1 else 2.5
-    words = replace(eefafaa(), lex_sd_floor=float(sys.argv[2]) if len(sys.argv) > 2 else 0.02)
+    words = replace(eefafaa(), lexical_sd_floor=float(sys.argv[2]) if len(sys.argv) > 2 else 0.02)
     meaning = replace(t, cosine_weight=meaning_k)
     data = []
     for s in sigs:

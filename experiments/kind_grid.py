@@ -31,7 +31,12 @@ for sd, k, beta, hub, par in itertools.product(
     (0.02, 0.04, 0.08), (0, 1, 2.5, 4), (0.29, 0.35, 0.45), (-0.4, -0.2), (0.1, 0.25)
 ):
     st = replace(
-        t, lex_sd_floor=sd, cosine_weight=k, beta=beta, hub_weight=hub, weights=(0.5, par, 0.1, 0.15, 0.1, 0.15, 0.05)
+        t,
+        lexical_sd_floor=sd,
+        cosine_weight=k,
+        lexical_weight=beta,
+        hubness_weight=hub,
+        weights=(0.5, par, 0.1, 0.15, 0.1, 0.15, 0.05),
     )
     ms = [score_setting(s, st) for s in sigs]
     marg = [min(m["recall@1"] - p[0], m["recall@5"] - p[1], m["recall@5"] - p[2]) for m, p in zip(ms, pre)]

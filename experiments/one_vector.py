@@ -45,13 +45,13 @@ def one_vector_scores(sig: DatasetSignals, s: Setting, beta: float) -> np.ndarra
     present = sig.present & sig.valid[:, :, None]
     pool = sig.named & sig.valid
     for f in range(len(INDEX_FIELDS)):
-        pool |= top_mask(sig.lex[:, :, f], present[:, :, f] & (sig.lex[:, :, f] > 0), s.depth)
-    pool |= top_mask(sig.dense[:, :, DESCRIPTION], present[:, :, DESCRIPTION], s.depth)
+        pool |= top_mask(sig.lex[:, :, f], present[:, :, f] & (sig.lex[:, :, f] > 0), s.candidates_per_field)
+    pool |= top_mask(sig.dense[:, :, DESCRIPTION], present[:, :, DESCRIPTION], s.candidates_per_field)
     pres = sig.present & pool[:, :, None]
     dense = sig.dense.astype(float)
-    dense[:, :, DESCRIPTION] -= s.hub_weight * sig.hub[:, :, DESCRIPTION]
+    dense[:, :, DESCRIPTION] -= s.hubness_weight * sig.hub[:, :, DESCRIPTION]
     lex = _zscore_shared(
-        sig.lex.astype(float), pres, s.lex_sd_floor * sig.bound[:, None, :].astype(float), s.min_field_pool
+        sig.lex.astype(float), pres, s.lexical_sd_floor * sig.bound[:, None, :].astype(float), s.min_field_pool
     )
     dn = _zscore_shared(dense, pres, s.dense_sd_floor, s.min_field_pool)
     b = 1 / (1 + np.exp(-(math.log(beta / (1 - beta)) + s.evidence_slope * evidence_of(sig.qfeat))))
@@ -59,7 +59,7 @@ def one_vector_scores(sig: DatasetSignals, s: Setting, beta: float) -> np.ndarra
     lex_term = (np.where(pres, lex, 0) * w).sum(2) / np.maximum((pres * w).sum(2), 1e-9)
     dense_term = np.where(pres[:, :, DESCRIPTION], dn[:, :, DESCRIPTION], 0)
     score = b[:, None] * lex_term + (1 - b[:, None]) * dense_term
-    score = score + s.name_boost * sig.named - s.penalty_scale * sig.penalty
+    score = score + s.name_match_boost * sig.named - s.penalty_scale * sig.penalty
     return np.where(pool, score, -np.inf)
 
 

@@ -55,11 +55,14 @@ def mixed_scores(
     sig: DatasetSignals, trained: np.ndarray, fields: list[str], s: Setting, lam: float, beta: float
 ) -> np.ndarray:
     """``fast``'s fused score (zscore normalisation) with each listed field's cosine mixed."""
-    pool = sig.valid & (sig.rank < s.depth)
+    pool = sig.valid & (sig.rank < s.candidates_per_field)
     pres = sig.present & pool[:, :, None]
-    dense = sig.dense.astype(np.float64) - s.hub_weight * np.where(_HUB_MASK, sig.hub, 0.0)
+    dense = sig.dense.astype(np.float64) - s.hubness_weight * np.where(_HUB_MASK, sig.hub, 0.0)
     lex = _zscore_shared(
-        sig.lex.astype(np.float64), pres, s.lex_sd_floor * sig.bound[:, None, :].astype(np.float64), s.min_field_pool
+        sig.lex.astype(np.float64),
+        pres,
+        s.lexical_sd_floor * sig.bound[:, None, :].astype(np.float64),
+        s.min_field_pool,
     )
     dn = _zscore_shared(dense, pres, s.dense_sd_floor, s.min_field_pool)
     for j, field in enumerate(fields):
@@ -72,7 +75,7 @@ def mixed_scores(
     w = np.asarray(s.weights)
     per_field = np.where(pres, b[:, None, None] * lex + (1 - b[:, None, None]) * dn, 0.0)
     score = (per_field * w).sum(2) / np.maximum((pres * w).sum(2), 1e-12)
-    score = score + s.name_boost * sig.named - s.penalty_scale * sig.penalty
+    score = score + s.name_match_boost * sig.named - s.penalty_scale * sig.penalty
     return np.where(pool, score, -np.inf)
 
 

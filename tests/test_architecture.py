@@ -12,6 +12,7 @@ ENGINE = Path(__file__).resolve().parents[1] / "shared" / "toolret"
 SUBPACKAGES = [
     "agents",
     "cards",
+    "config",
     "documents",
     "eval",
     "index",
@@ -25,8 +26,7 @@ SUBPACKAGES = [
     "training",
 ]
 #: Only the public surface sits at the top of the engine; everything else lives in a sub-package.
-# config_parts: the settings objects RetrievalConfig holds (penalty, dependencies, a fitted scorer), public through config.
-TOP_LEVEL = {"__init__", "_exports", "cli", "config", "config_parts", "errors", "knowledge_base", "results"}
+TOP_LEVEL = {"__init__", "_exports", "cli", "errors", "knowledge_base", "results"}
 
 
 def _modules() -> dict[str, Path]:

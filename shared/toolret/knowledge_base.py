@@ -207,7 +207,7 @@ class ToolKnowledgeBase:
             embedder=self.embedder,
             query=text.text,
             trace=text.trace() + restricted,
-            k=cfg.auto_max_k if auto else int(k),
+            k=cfg.auto_k.max_k if auto else int(k),
             config=cfg,
             llm=self.llm if request.llm is None else request.llm,
             memory=self._memory.history,
@@ -217,7 +217,7 @@ class ToolKnowledgeBase:
             token_budget=validate_budget(request.token_budget),
             definition=request.definition,
             allowed=allowed,
-            learned=self._memory.learned if cfg.use_learned else None,
+            learned=self._memory.learned if cfg.memory.use_learned else None,
         )
         return Search(request, state)
 

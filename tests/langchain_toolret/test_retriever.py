@@ -66,7 +66,7 @@ def test_auto_k_returns_a_precise_set(tool_index):
     assert docs[0].id == "get_stock_price"
     top5 = ToolRetriever(tool_index, k=5).invoke("what is the stock price of ACME?")
     cfg = tool_index.kb.config
-    n = auto_cut([d.metadata["score"] for d in top5], margin=cfg.auto_margin, ratio=cfg.auto_ratio, max_k=5)
+    n = auto_cut([d.metadata["score"] for d in top5], margin=cfg.auto_k.margin, ratio=cfg.auto_k.ratio, max_k=5)
     within = [d.id for d in top5][:n]
     assert [d.id for d in docs] == within and len(within) < 5  # the cut, not the fixed k
 

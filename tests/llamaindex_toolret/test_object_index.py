@@ -52,7 +52,7 @@ def test_similarity_top_k_and_k_auto(shared_index):
     top5 = shared_index.knowledge_base.search("convert 100 dollars to yen", k=5).tools
     cfg = shared_index.knowledge_base.config
     within = [t.name for t in top5][
-        : auto_cut([t.score for t in top5], margin=cfg.auto_margin, ratio=cfg.auto_ratio, max_k=5)
+        : auto_cut([t.score for t in top5], margin=cfg.auto_k.margin, ratio=cfg.auto_k.ratio, max_k=5)
     ]
     assert names(auto) == within and len(within) < 5  # the cut, not the fixed k
 

@@ -58,8 +58,8 @@ def add_new(bound: Sequence[str], names: Sequence[str]) -> list[str]:
 
 
 def slots(k: K, config: RetrievalConfig) -> int:
-    """The tool slots ``k`` gives: itself, or for ``"auto"`` the most it may return (``config.auto_max_k``)."""
-    return k if isinstance(k, int) else config.auto_max_k
+    """The tool slots ``k`` gives: itself, or for ``"auto"`` the most it may return (``config.auto_k.max_k``)."""
+    return k if isinstance(k, int) else config.auto_k.max_k
 
 
 def rebind(

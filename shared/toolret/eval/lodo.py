@@ -49,31 +49,32 @@ _HUB_MASK = np.array([f in HUB_FIELDS for f in INDEX_FIELDS])
 class Setting:
     """One point of the search: every number the fused score and ``k="auto"`` depend on."""
 
-    normalization: str = "minmax"  # "bound" (the old formula) | "minmax" | "zscore" | "rank"
-    beta: float = 0.5  # lexical share at neutral evidence
-    evidence_slope: float = 0.0  # logit change of beta per unit of evidence (see evidence_of)
-    weights: tuple[float, ...] = (0.35, 0.25, 0.15, 0.25, 0.15, 0.25, 0.1)
-    depth: int = 50
-    name_boost: float = 0.2
-    penalty_scale: float = 0.05
-    lex_floor: float = 0.0  # minmax: lexical denominator >= lex_floor * query's BM25 bound
-    auto_margin: float = 0.08
-    lex_sd_floor: float = 0.0  # zscore: BM25 deviation floor, as a share of the query's BM25 bound
-    dense_sd_floor: float = 0.0  # zscore: cosine deviation floor
-    min_field_pool: int = 0  # zscore: a field fewer candidates have uses the query's shared statistics
-    hub_weight: float = 0.0  # cosine minus hub_weight x the tool's hubness (toolret.index.hubness)
+    normalization: str = "minmax"  # "zscore" (the engine's) | "bound", "minmax" (earlier formulas, for the records)
+    lexical_weight: float = 0.5  # FusionConfig.lexical_weight: the lexical share at neutral evidence
+    evidence_slope: float = 0.0  # FusionConfig.evidence_slope: logit change of it per unit of evidence (evidence_of)
+    weights: tuple[float, ...] = (0.35, 0.25, 0.15, 0.25, 0.15, 0.25, 0.1)  # FieldWeights, in INDEX_FIELDS order
+    candidates_per_field: int = 50
+    name_match_boost: float = 0.2  # FusionConfig.name_match_boost
+    penalty_scale: float = 0.05  # PenaltyConfig.scale
+    lexical_floor: float = 0.0  # minmax only: lexical denominator >= lexical_floor x the query's BM25 bound
+    auto_margin: float = 0.08  # AutoKConfig.margin
+    lexical_sd_floor: float = 0.0  # FusionConfig.lexical_sd_floor (zscore)
+    dense_sd_floor: float = 0.0  # FusionConfig.dense_sd_floor (zscore)
+    min_field_pool: int = 0  # FusionConfig.min_field_pool (zscore)
+    hubness_weight: float = 0.0  # FusionConfig.hubness_weight: cosine minus it x the tool's hubness
     hub_all_fields: bool = False  # measured only: every field's hubness, not just HUB_FIELDS (the engine's)
-    cosine_weight: float = 0.0  # + cosine_weight x (raw description cosine - pool mean) (mftr.cosine_anchor)
-    fusion: str = "heuristic"  # "learned": toolret.scoring.learned_fusion (every number above but depth unused)
+    cosine_weight: float = 0.0  # FusionConfig.cosine_weight: + it x (raw description cosine - pool mean)
+    fusion_method: str = "heuristic"  # FusionConfig.method; "learned": every number above but the depth unused
 
     def label(self) -> str:
         w = "/".join(f"{x:g}" for x in self.weights)
         return (
-            f"{self.normalization} beta={self.beta:g} slope={self.evidence_slope:g} w={w} depth={self.depth} "
-            f"name={self.name_boost:g} pen={self.penalty_scale:g} floor={self.lex_floor:g} "
-            f"margin={self.auto_margin:g} sd_floor={self.lex_sd_floor:g}/{self.dense_sd_floor:g} "
-            f"hub={self.hub_weight:g}{'(all fields)' if self.hub_all_fields else ''} cos={self.cosine_weight:g}"
-            + (" fusion=learned" if self.fusion == "learned" else "")
+            f"{self.normalization} lexical_weight={self.lexical_weight:g} evidence_slope={self.evidence_slope:g} "
+            f"w={w} candidates_per_field={self.candidates_per_field} name_match_boost={self.name_match_boost:g} "
+            f"penalty.scale={self.penalty_scale:g} lexical_floor={self.lexical_floor:g} "
+            f"auto_k.margin={self.auto_margin:g} sd_floors={self.lexical_sd_floor:g}/{self.dense_sd_floor:g} "
+            f"hubness_weight={self.hubness_weight:g}{'(all fields)' if self.hub_all_fields else ''} "
+            f"cosine_weight={self.cosine_weight:g}" + (" fusion=learned" if self.fusion_method == "learned" else "")
         )
 
 
@@ -121,18 +122,18 @@ def _normalise(x: np.ndarray, mask: np.ndarray, how: str) -> np.ndarray:
 
 def fused_scores(sig: DatasetSignals, s: Setting, beta_q: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(score [Q, C] with -inf outside the pool, pool mask) of setting ``s`` on cached signals."""
-    pool = sig.valid & (sig.rank < s.depth)
-    if s.fusion == "learned":
+    pool = sig.valid & (sig.rank < s.candidates_per_field)
+    if s.fusion_method == "learned":
         from toolret.eval.fusion_signals import fusion_arrays, score_arrays
         from toolret.scoring.learned_fusion import shipped_fusion
 
-        return score_arrays(shipped_fusion(), fusion_arrays(sig, s.depth)), pool
+        return score_arrays(shipped_fusion(), fusion_arrays(sig, s.candidates_per_field)), pool
     pres = sig.present & pool[:, :, None]
     lex = sig.lex.astype(np.float64)
     dense = sig.dense.astype(np.float64)
-    if s.hub_weight:
+    if s.hubness_weight:
         hub = sig.hub if s.hub_all_fields else np.where(_HUB_MASK, sig.hub, 0.0)
-        dense = dense - s.hub_weight * hub
+        dense = dense - s.hubness_weight * hub
     if s.normalization == "bound":
         bound = sig.bound[:, None, :].astype(np.float64)
         ln = np.where(bound > 0, np.clip(lex / np.where(bound > 0, bound, 1.0), 0.0, 1.0), 0.0)
@@ -140,16 +141,16 @@ def fused_scores(sig: DatasetSignals, s: Setting, beta_q: np.ndarray | None = No
     elif s.normalization == "minmax":
         dn = _normalise(dense, pres, "minmax")
         top = np.where(pres, lex, 0.0).max(axis=1, keepdims=True)
-        denom = np.maximum(top, s.lex_floor * sig.bound[:, None, :])
+        denom = np.maximum(top, s.lexical_floor * sig.bound[:, None, :])
         ln = np.where(pres & (denom > 0), lex / np.where(denom > 0, denom, 1.0), 0.0)
     elif s.normalization == "zscore":
-        ln = _zscore_shared(lex, pres, s.lex_sd_floor * sig.bound[:, None, :].astype(np.float64), s.min_field_pool)
+        ln = _zscore_shared(lex, pres, s.lexical_sd_floor * sig.bound[:, None, :].astype(np.float64), s.min_field_pool)
         dn = _zscore_shared(dense, pres, s.dense_sd_floor, s.min_field_pool)
     else:
         raise ValueError(s.normalization)
-    beta = np.full(lex.shape[0], s.beta)
+    beta = np.full(lex.shape[0], s.lexical_weight)
     if s.evidence_slope:
-        logit = math.log(max(s.beta, 1e-6) / max(1 - s.beta, 1e-6))
+        logit = math.log(max(s.lexical_weight, 1e-6) / max(1 - s.lexical_weight, 1e-6))
         beta = 1.0 / (1.0 + np.exp(-(logit + s.evidence_slope * evidence_of(sig.qfeat))))
     if beta_q is not None:
         beta = beta_q
@@ -158,7 +159,7 @@ def fused_scores(sig: DatasetSignals, s: Setting, beta_q: np.ndarray | None = No
     num = (per_field * w).sum(axis=2)
     den = (pres * w).sum(axis=2)
     score = num / np.where(den > 0, den, 1.0)
-    score = score + s.name_boost * sig.named - s.penalty_scale * sig.penalty
+    score = score + s.name_match_boost * sig.named - s.penalty_scale * sig.penalty
     if s.cosine_weight:
         score = score + s.cosine_weight * _cosine_anchor(sig, pool)
     return np.where(pool, score, -np.inf), pool
@@ -357,21 +358,20 @@ def setting_of(cfg: Any) -> Setting:
     """A :class:`~toolret.config.RetrievalConfig`'s fusion numbers as a :class:`Setting`."""
     w = cfg.field_weights.as_dict()
     return Setting(
-        normalization=cfg.normalization,
-        beta=cfg.lexical_weight,
-        evidence_slope=cfg.evidence_slope,
+        normalization="zscore",  # the engine's only normalisation
+        lexical_weight=cfg.fusion.lexical_weight,
+        evidence_slope=cfg.fusion.evidence_slope,
         weights=tuple(w[f] for f in INDEX_FIELDS),
-        depth=cfg.candidates_per_field,
-        name_boost=cfg.name_match_boost,
+        candidates_per_field=cfg.candidates_per_field,
+        name_match_boost=cfg.fusion.name_match_boost,
         penalty_scale=cfg.penalty.scale,
-        lex_floor=cfg.lexical_floor,
-        auto_margin=cfg.auto_margin,
-        lex_sd_floor=cfg.lexical_sd_floor,
-        dense_sd_floor=cfg.dense_sd_floor,
-        min_field_pool=cfg.min_field_pool,
-        hub_weight=cfg.hubness_weight,
-        cosine_weight=cfg.cosine_weight,
-        fusion=cfg.fusion,
+        auto_margin=cfg.auto_k.margin,
+        lexical_sd_floor=cfg.fusion.lexical_sd_floor,
+        dense_sd_floor=cfg.fusion.dense_sd_floor,
+        min_field_pool=cfg.fusion.min_field_pool,
+        hubness_weight=cfg.fusion.hubness_weight,
+        cosine_weight=cfg.fusion.cosine_weight,
+        fusion_method=cfg.fusion.method,
     )
 
 

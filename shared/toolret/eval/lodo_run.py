@@ -34,16 +34,18 @@ def search_space(base: Setting) -> list[Setting]:
     for norm in ("bound", "minmax", "zscore"):
         for weights in dict.fromkeys(profiles):
             out += grid(
-                replace(base, normalization=norm, weights=weights, lex_floor=0.0),
-                beta=(0.2, 0.25, 0.35),
+                replace(base, normalization=norm, weights=weights, lexical_floor=0.0),
+                lexical_weight=(0.2, 0.25, 0.35),
                 evidence_slope=(0.0, 0.5, 1.0),
             )
-    out += grid(base, depth=(25, 50, 100), name_boost=(0.0, 0.2, 0.5), penalty_scale=(0.0, 0.05, 0.1))
-    out += grid(base, lex_sd_floor=(0.02, 0.05, 0.1, 0.2), dense_sd_floor=(0.05, 0.08), min_field_pool=(0, 5))
+    out += grid(
+        base, candidates_per_field=(25, 50, 100), name_match_boost=(0.0, 0.2, 0.5), penalty_scale=(0.0, 0.05, 0.1)
+    )
+    out += grid(base, lexical_sd_floor=(0.02, 0.05, 0.1, 0.2), dense_sd_floor=(0.05, 0.08), min_field_pool=(0, 5))
     # the registry's density prior (toolret.index.hubness), on the description or every field
-    out += grid(base, hub_weight=HUB_WEIGHTS, beta=(0.2, 0.25, 0.35), hub_all_fields=(False, True))
+    out += grid(base, hubness_weight=HUB_WEIGHTS, lexical_weight=(0.2, 0.25, 0.35), hub_all_fields=(False, True))
     # the embedder's own cosine on its absolute scale (mftr.cosine_anchor), with the lexical share it trades against
-    out += grid(base, cosine_weight=COSINE_WEIGHTS, beta=(0.25, 0.27, 0.29, 0.31, 0.35))
+    out += grid(base, cosine_weight=COSINE_WEIGHTS, lexical_weight=(0.25, 0.27, 0.29, 0.31, 0.35))
     return list(dict.fromkeys(out))
 
 

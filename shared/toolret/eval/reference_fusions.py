@@ -11,7 +11,7 @@ Both read the whole request in every field, as they did (``intent_without_argume
 the two at R@5 minus .01 on every dev set and on the union (:func:`toolret.eval.union.guard_rows`).
 
 Example:
-    >>> reference_config("fusion-eefafaa").lexical_sd_floor
+    >>> reference_config("fusion-eefafaa").fusion.lexical_sd_floor
     0.02
 """
 
@@ -26,15 +26,17 @@ __all__ = ["REFERENCE_FUSIONS", "reference_config"]
 
 #: Label -> the fast preset's overrides that give that fusion.
 REFERENCE_FUSIONS: dict[str, dict[str, Any]] = {
-    "fusion-ec3e34e": {"fusion": "heuristic", "intent_without_arguments": False},
+    "fusion-ec3e34e": {"fusion": {"method": "heuristic"}, "intent_without_arguments": False},
     "fusion-eefafaa": {
-        "fusion": "heuristic",
+        "fusion": {
+            "method": "heuristic",
+            "lexical_weight": 0.35,
+            "lexical_sd_floor": 0.02,
+            "hubness_weight": -0.4,
+            "cosine_weight": 0.0,
+        },
         "intent_without_arguments": False,
-        "lexical_weight": 0.35,
-        "lexical_sd_floor": 0.02,
-        "hubness_weight": -0.4,
         "field_weights": {"parameters": 0.25},
-        "cosine_weight": 0.0,
     },
 }
 

@@ -36,11 +36,11 @@ NOISE = 0.0005
 #: ablation of 2026-11-26 removed it from ``balanced``: docs/decisions/2026-11-26-stage-ablation.md.)
 STAGES_OFF: dict[str, Callable[[RetrievalConfig], RetrievalConfig]] = {
     "-penalty": lambda c: c.with_(penalty=c.penalty.model_copy(update={"enabled": False})),
-    "-name boost": lambda c: c.with_(name_match_boost=0.0, exact_name_boost=0.0),
-    "-evidence weighting": lambda c: c.with_(evidence_slope=0.0),
-    "-hubness correction": lambda c: c.with_(hubness_weight=0.0),
+    "-name boost": lambda c: c.with_(fusion={"name_match_boost": 0.0, "exact_name_boost": 0.0}),
+    "-evidence weighting": lambda c: c.with_(fusion={"evidence_slope": 0.0}),
+    "-hubness correction": lambda c: c.with_(fusion={"hubness_weight": 0.0}),
     "-planner": lambda c: c.with_(planner="none"),
-    "-split gate": lambda c: c.with_(split_gate=None),
+    "-split gate": lambda c: c.with_(planning={"split_gate": None}),
     "-dependencies": lambda c: c.with_(dependencies=c.dependencies.model_copy(update={"enabled": False})),
 }
 

@@ -3,7 +3,7 @@
 **Neighbourhood density** (:func:`hubness`): ``r_d`` = the mean cosine of tool ``d``'s description
 vector to its ``k`` nearest other tools' (:data:`HUB_FIELDS`), a copy of the tool (cosine above
 :data:`HUB_DUPLICATE`) not counting as a neighbour. Scoring uses ``cos(q, d) - w * r_d``
-(``RetrievalConfig.hubness_weight``): ``w > 0`` is CSLS hubness reduction (Conneau et al., 2018),
+(``RetrievalConfig.fusion.hubness_weight``): ``w > 0`` is CSLS hubness reduction (Conneau et al., 2018),
 ``w < 0`` — the default, chosen leaving one dev set out — favours tools in dense regions of the
 registry over isolated ones of equal cosine (docs/method.md, section 4d). ``r_d`` needs no query
 and no label and describes exactly the current tool set: it is recomputed with every snapshot

@@ -59,7 +59,7 @@ def collect_query_features(
         chunk = bundles[start : start + 256]
         inputs = ranking_inputs(embedder, cfg, [q for q, _ in chunk])
         for (query, tools), (qvec, fields) in zip(chunk, inputs):
-            memory = history.tool_scores(qvec, m=cfg.history_neighbors, exclude_query=query)
+            memory = history.tool_scores(qvec, m=cfg.memory.history_neighbors, exclude_query=query)
             hist = {snap.index_of[t]: s for t, s in memory.items() if t in snap.index_of} or None
             ranked, _, _ = rank_query(snap, query, qvec, cfg, fields, hist)
             relevant = {snap.index_of[t] for t in tools if t in snap.index_of}

@@ -138,8 +138,8 @@ def rank_query(
     args = spot_arguments(text)
     evidence = 0.0
     request = (0.0, 0.0, 0.0, 0.0)
-    learned_fusion = config.fusion == "learned"
-    if config.evidence_slope or learned_fusion:
+    learned_fusion = config.fusion.method == "learned"
+    if config.fusion.evidence_slope or learned_fusion:
         ev = query_evidence(text, main_tokens, *registry_df(snap))
         evidence = float(evidence_score(ev.oov_share, ev.n_ident))
         request = (ev.idf_mass, ev.oov_share, float(ev.n_ident), float(len(main_tokens)))
@@ -151,7 +151,7 @@ def rank_query(
         dense={f: dense[f].at(cands) for f in fields},
         present={f: snap.present[f][cands] for f in fields},
         evidence=evidence,
-        hubness={f: snap.hubness[f][cands] for f in fields if config.hubness_weight and f in snap.hubness},
+        hubness={f: snap.hubness[f][cands] for f in fields if config.fusion.hubness_weight and f in snap.hubness},
         request=request,
         n_tools=len(snap),
         hub_description=hub_desc[cands] if hub_desc is not None else None,

@@ -1,17 +1,17 @@
 """Multi-field tool retrieval (MFTR) scoring on a candidate set.
 
-S(q, t) = sum_f w_f * S_f(q, t) + b - P(q, t)                     (MFTR, eq. 1)
+S(q, t) = sum_f w_f * S_f(q, t) - P(q, t)                         (MFTR, eq. 1; its bias b is 0)
           + kappa * (cos_desc(q, t) - mean_pool cos_desc)            (the embedder's anchor)
           (+ name_match_boost when the query names the tool, + history_weight * h(t),
            h from :mod:`toolret.memory.past_use`)
 S_f     = beta_q * lex_f + (1 - beta_q) * dense_f
 P       = scale * sum_p sigmoid(alpha * (tau - s_p)) * (w_req | w_opt)
 
-Normalisation (:func:`normalize_field`, ``RetrievalConfig.normalization``), so BM25 and cosine
-combine sensibly: by default each field's BM25 scores and cosines are z-scores over the query's
-own candidate pool, so a signal counts by how far it lifts a tool above the pool, whatever its
-raw scale on this query and registry (``bound``, the earlier absolute formula, and ``minmax`` are
-kept as options). ``beta_q`` follows the query's lexical evidence (:func:`query_beta`,
+Normalisation (:func:`normalize_field`), so BM25 and cosine combine sensibly: each field's BM25
+scores and cosines are z-scores over the query's own candidate pool, so a signal counts by how far
+it lifts a tool above the pool, whatever its raw scale on this query and registry (the earlier
+absolute formula, ``bound``, and ``minmax`` live on only in :mod:`toolret.eval.lodo`, for the
+records). ``beta_q`` follows the query's lexical evidence (:func:`query_beta`,
 :mod:`toolret.scoring.evidence`). Field weights are renormalised over the fields a tool actually has.
 Every default was chosen leaving one dev set out (``toolret bench --lodo``, docs/method.md).
 """
@@ -122,12 +122,12 @@ def pool_statistics(
     cos = [signals.dense[f][signals.present[f]] for f in fields]
     lex_all = np.concatenate(lex).astype(np.float64) if lex else np.zeros(0)
     cos_all = np.concatenate(cos).astype(np.float64) if cos else np.zeros(0)
-    lex_floor = config.lexical_sd_floor * max((signals.lexical_bound.get(f, 0.0) for f in fields), default=0.0)
+    lex_floor = config.fusion.lexical_sd_floor * max((signals.lexical_bound.get(f, 0.0) for f in fields), default=0.0)
     if not len(lex_all):
-        return (0.0, lex_floor), (0.0, config.dense_sd_floor)
+        return (0.0, lex_floor), (0.0, config.fusion.dense_sd_floor)
     return (
         (float(lex_all.mean()), max(float(lex_all.std()), lex_floor)),
-        (float(cos_all.mean()), max(float(cos_all.std()), config.dense_sd_floor)),
+        (float(cos_all.mean()), max(float(cos_all.std()), config.fusion.dense_sd_floor)),
     )
 
 
@@ -139,38 +139,24 @@ def normalize_field(
     config: RetrievalConfig,
     shared: tuple[tuple[float, float], tuple[float, float]] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """One field's BM25 and cosine of the candidates, made comparable (``config.normalization``).
+    """One field's BM25 and cosine of the candidates, made comparable: z-scores over the candidates
+    that have the field.
 
-    * ``bound``: BM25 / the query's achievable BM25 (or the best candidate's, with
-      ``lexical_normalization="max"``), cosine clipped to [0, 1] — absolute scales;
-    * ``minmax``: each signal rescaled over the candidates that have the field, so the best
-      lexical and the best dense match of the pool both reach 1 and neither signal's spread
-      drowns the other (BM25 divided by max(best, ``lexical_floor`` x bound), 0 stays 0);
-    * ``zscore``: each signal standardised over those candidates (a signal's spread is taken as at
-      least ``dense_sd_floor`` / ``lexical_sd_floor`` x bound, so in a tiny or flat pool a
-      difference below that floor is not stretched into a whole standard deviation); a field that
-      fewer than ``min_field_pool`` candidates have is standardised with the statistics of all
-      the query's fields (``shared``, :func:`pool_statistics`).
+    A signal's spread is taken as at least ``dense_sd_floor`` / ``lexical_sd_floor`` x bound, so in
+    a tiny or flat pool a difference below that floor is not stretched into a whole standard
+    deviation; a field that fewer than ``min_field_pool`` candidates have is standardised with the
+    statistics of all the query's fields (``shared``, :func:`pool_statistics`).
     """
     lex = lexical.astype(np.float64)
     cos = dense.astype(np.float64)
     n = len(lex)
-    how = config.normalization
-    if how == "bound":
-        top = bound if config.lexical_normalization == "bound" else (float(lex.max()) if n else 0.0)
-        lex_norm = np.clip(lex / top, 0.0, 1.0) if top > 0 else np.zeros(n)
-        return lex_norm, np.clip(cos, 0.0, 1.0)
     if not present.any():
         return np.zeros(n), np.zeros(n)
-    if how == "minmax":
-        top = max(float(lex[present].max()), config.lexical_floor * bound)
-        lex_norm = np.clip(lex / top, 0.0, 1.0) if top > 0 else np.zeros(n)
-        low, high = float(cos[present].min()), float(cos[present].max())
-        dense_norm = (cos - low) / (high - low) if high > low else np.zeros(n)
-        return lex_norm, np.where(present, dense_norm, 0.0)
     out = []
-    few = shared is not None and int(present.sum()) < config.min_field_pool
-    for i, (x, floor) in enumerate(((lex, config.lexical_sd_floor * bound), (cos, config.dense_sd_floor))):
+    few = shared is not None and int(present.sum()) < config.fusion.min_field_pool
+    for i, (x, floor) in enumerate(
+        ((lex, config.fusion.lexical_sd_floor * bound), (cos, config.fusion.dense_sd_floor))
+    ):
         if few:
             mean, sd = shared[i]  # type: ignore[index]
         else:
@@ -252,21 +238,17 @@ def score_candidates(
     <toolret.index.snapshot.Snapshot.params>`); without it one is built for the candidates.
     """
     raw_dense = signals.dense
-    if config.hubness_weight and signals.hubness:  # cosine - weight x density (toolret.index.hubness)
-        adjusted = {f: c - config.hubness_weight * signals.hubness.get(f, 0.0) for f, c in raw_dense.items()}
+    if config.fusion.hubness_weight and signals.hubness:  # cosine - weight x density (toolret.index.hubness)
+        adjusted = {f: c - config.fusion.hubness_weight * signals.hubness.get(f, 0.0) for f, c in raw_dense.items()}
         signals = dataclasses.replace(signals, dense=adjusted)
     weights = config.field_weights.as_dict()
-    beta = query_beta(config.lexical_weight, config.evidence_slope, signals.evidence)
+    beta = query_beta(config.fusion.lexical_weight, config.fusion.evidence_slope, signals.evidence)
     n = len(signals.candidates)
     combined = np.zeros(n, dtype=np.float64)
     weight_sum = np.zeros(n, dtype=np.float64)
     per_field: dict[str, np.ndarray] = {}
     zeros = np.zeros(n, dtype=np.float64)
-    shared = (
-        pool_statistics(signals, [f for f in INDEX_FIELDS if f in signals.present], config)
-        if config.normalization == "zscore"
-        else None
-    )
+    shared = pool_statistics(signals, [f for f in INDEX_FIELDS if f in signals.present], config)
     lex_cols: list[np.ndarray] = []
     dense_cols: list[np.ndarray] = []
     present_cols: list[np.ndarray] = []
@@ -292,8 +274,12 @@ def score_candidates(
     raw_cos = np.zeros(n, dtype=np.float64)
     for name in per_field:
         raw_cos = np.maximum(raw_cos, np.where(signals.present[name], raw_dense[name], 0.0))
-    base = combined / weight_sum + config.bias
-    anchor = config.cosine_weight * cosine_anchor(signals, raw_dense, raw_cos) if config.cosine_weight else None
+    base = combined / weight_sum
+    anchor = (
+        config.fusion.cosine_weight * cosine_anchor(signals, raw_dense, raw_cos)
+        if config.fusion.cosine_weight
+        else None
+    )
     if anchor is not None:
         base = base + anchor
 
@@ -306,15 +292,17 @@ def score_candidates(
     named = np.array([i in name_matches for i in cand], dtype=bool).reshape(n)
     h = np.array([history.get(i, 0.0) for i in cand] if history else np.zeros(n), dtype=np.float64).reshape(n)
     # The same float64 operations, in the same order, as one candidate at a time.
-    heuristic = base + np.where(named, config.name_match_boost, 0.0) + config.history_weight * h - penalty
-    if config.fusion == "learned":  # the request's own balance of words and meaning (learned_fusion)
+    heuristic = base + np.where(named, config.fusion.name_match_boost, 0.0) + config.memory.history_weight * h - penalty
+    if config.fusion.method == "learned":  # the request's own balance of words and meaning (learned_fusion)
         fused, anchor = _learned(signals, raw_dense, named, penalty / (config.penalty.scale or 1.0))
-        heuristic = fused + config.history_weight * h
+        heuristic = fused + config.memory.history_weight * h
     if exact_matches:
         exact = np.array([i in exact_matches for i in cand], dtype=bool).reshape(n)
         # plus the widest gap the anchor can open between two tools (cosines lie in [-1, 1]): asking for a
         # tool by name puts it first whatever the embedder thinks of the name as a sentence
-        heuristic = np.where(exact, heuristic + config.exact_name_boost + 2.0 * config.cosine_weight, heuristic)
+        heuristic = np.where(
+            exact, heuristic + config.fusion.exact_name_boost + 2.0 * config.fusion.cosine_weight, heuristic
+        )
     pen_scale = config.penalty.scale if config.penalty.scale > 0 else 1.0
     columns = [*lex_cols, *dense_cols, *present_cols, penalty / pen_scale, named.astype(np.float64), h, heuristic]
     scores = heuristic

@@ -56,14 +56,14 @@ def plan_query(state: SearchState) -> QueryPlan | None:
     if config.planner == "llm" and llm is not None and timeout is not None:
         from toolret.search.llm_planning import plan_with_llm
 
-        feedback = _feedback_docs(state.snap, query, config.prf_docs)
+        feedback = _feedback_docs(state.snap, query, config.planning.prf_docs)
         plan, step = state.spend_llm(
             lambda: plan_with_llm(
                 query,
                 llm,
                 history=state.conversation or None,
                 feedback_docs=feedback or None,
-                n_variants=config.n_variants,
+                n_variants=config.planning.n_variants,
                 timeout=timeout,
                 steps=config.llm_steps,
             )
@@ -140,7 +140,7 @@ def fuse_rankings(
     groups: dict[int | None, list[list[CandidateScore]]] = {}
     for job, ranking in zip(jobs, rankings):
         groups.setdefault(job.subtask, []).append(ranking.candidates[:depth])
-    if config.split_gate is not None and plan.path != "llm" and None in groups:
+    if config.planning.split_gate is not None and plan.path != "llm" and None in groups:
         whole = max((c.cosine for c in groups[None][0][:1]), default=0.0)
         kept = [
             g
@@ -148,7 +148,10 @@ def fuse_rankings(
             if g is not None
             and ranked[0]
             and asks_for_something(plan.subtasks[g].text)
-            and (ranked[0][0].cosine >= whole - config.split_gate or ranked[0][0].score >= config.split_clear)
+            and (
+                ranked[0][0].cosine >= whole - config.planning.split_gate
+                or ranked[0][0].score >= config.planning.split_clear
+            )
         ]
         if len(kept) < 2:  # not a multi-part request after all: the whole request's own ranking
             return [scored(snap, c) for c in groups[None][0][:k]], {}
@@ -172,9 +175,8 @@ def fuse_rankings(
         if group is not None
     }
     head = [tool_id for tool_id, _ in reciprocal_rank_fusion(lists)]
-    first = 0 if config.whole_query_budget else 1
-    merge_order = list(range(first, len(order)))
-    if plan.path == "llm" and first == 0:
+    merge_order = list(range(len(order)))  # the whole request has a share of the k slots too
+    if plan.path == "llm":
         # An LLM's sub-tasks are the request's stated needs: each has its first tool before the whole
         # request has its share, so a top k no larger than the sub-tasks still covers every one.
         merge_order = merge_order[1:] + merge_order[:1]

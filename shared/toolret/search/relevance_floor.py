@@ -156,7 +156,7 @@ def _prototypes(embedder: Any) -> np.ndarray:
 
 def floor_for(config: RetrievalConfig, embedder_name: str) -> FloorSettings | None:
     """The floor a ``k="auto"`` search applies: the model's calibrated one (None: off, or none calibrated)."""
-    return CALIBRATED.get(embedder_name) if config.auto_floor == "calibrated" else None
+    return CALIBRATED.get(embedder_name) if config.auto_k.floor == "calibrated" else None
 
 
 def floor_signals(
@@ -178,7 +178,7 @@ def floor_signals(
 def warn_no_floor(model: str) -> None:
     """Say once per process and model (a Python warning and the ``toolret`` logger) that ``k="auto"``
     runs without a floor: a framework or custom embedder has no calibrated settings, so a greeting
-    still gets tools. Silence is the failure to avoid; ``auto_floor=None`` is the way to accept it."""
+    still gets tools. Silence is the failure to avoid; ``auto_k.floor=None`` is the way to accept it."""
     with _LOCK:
         if model in _WARNED:
             return
@@ -188,7 +188,7 @@ def warn_no_floor(model: str) -> None:
         "embedding model and only toolret's packaged models have one, so a request no tool serves (a greeting, "
         "a general question) still gets tools. Register settings measured for this model in "
         "toolret.search.relevance_floor.CALIBRATED (docs/method.md section 10), or pass "
-        "RetrievalConfig(auto_floor=None) to run k='auto' without a floor on purpose"
+        "RetrievalConfig(auto_k={'floor': None}) to run k='auto' without a floor on purpose"
     )
     logger.warning(message)
     warnings.warn(message, UserWarning, stacklevel=2)

@@ -441,11 +441,11 @@ class CrossEncoderCache:
         """The configured reranker (None when ``cfg`` asks for none or names no cross-encoder)."""
         if cfg.reranker == "none" or not cfg.cross_encoder:
             return None
-        key = (cfg.cross_encoder, cfg.rerank_top_n, cfg.rerank_weight)
+        key = (cfg.cross_encoder, cfg.rerank.top_n, cfg.rerank.weight)
         with self._lock:
             if key not in self._models:
                 self._models[key] = CrossEncoderReranker(
-                    cfg.cross_encoder, top_n=cfg.rerank_top_n, weight=cfg.rerank_weight
+                    cfg.cross_encoder, top_n=cfg.rerank.top_n, weight=cfg.rerank.weight
                 )
             return self._models[key]
 

@@ -58,7 +58,7 @@ class SearchRequest:
     Attributes:
         query: the request, untrusted text (a long paste is cut to its informative part).
         k: how many tools to return, or ``"auto"`` for a precise set (the tools near the best
-            score and each sub-task's best, at most ``config.auto_max_k``).
+            score and each sub-task's best, at most ``config.auto_k.max_k``).
         config: a preset name or :class:`~toolret.config.RetrievalConfig`; None: the knowledge base's.
         conversation: the chat before ``query`` (chat messages, role/content mappings or pairs;
             :mod:`toolret.search.conversation`): the LLM planner resolves "book a table *there*"

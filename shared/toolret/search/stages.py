@@ -104,9 +104,9 @@ def _timed(trace: list[TraceStep], stage: str, fn: Callable[[], T], note: str = 
 def _history_for(
     snap: Snapshot, memory: HistorySnapshot | None, qvec: Any, config: RetrievalConfig
 ) -> dict[int, float] | None:
-    if memory is None or not len(memory) or config.history_weight <= 0:
+    if memory is None or not len(memory) or config.memory.history_weight <= 0:
         return None
-    scores = memory.tool_scores(qvec, m=config.history_neighbors)
+    scores = memory.tool_scores(qvec, m=config.memory.history_neighbors)
     return {snap.index_of[t]: s for t, s in scores.items() if t in snap.index_of} or None
 
 
@@ -215,9 +215,9 @@ def stage_rerank(state: SearchState) -> None:
     if config.reranker == "llm" and state.llm is not None and timeout is not None:
         reranker = LLMReranker(
             state.llm,
-            top_n=config.rerank_top_n,
-            mode=config.rerank_mode,
-            drop_irrelevant=config.drop_irrelevant,
+            top_n=config.rerank.top_n,
+            mode=config.rerank.mode,
+            drop_irrelevant=config.rerank.drop_irrelevant,
             steps=config.llm_steps,
         )
     elif config.reranker != "none":
@@ -253,22 +253,22 @@ def stage_rerank(state: SearchState) -> None:
 def stage_reflect(state: SearchState) -> bool:
     """Judge sub-task coverage; True when :func:`stage_retrieve` must re-query (bounded by reflect_rounds)."""
     config, plan = state.config, state.plan
-    if config.reflect_rounds < 1 or plan is None or not plan.subtasks or not state.tools:
+    if config.reflection.rounds < 1 or plan is None or not plan.subtasks or not state.tools:
         return False
-    if config.reflect_judge == "llm" and state.llm is None:
+    if config.reflection.judge == "llm" and state.llm is None:
         # Offline coverage judging gained nothing left one registry out (docs/decisions/
         # 2026-11-26-stage-ablation.md), so without its LLM the judge is skipped, and says so.
         note = "no LLM configured: reflection skipped (offline coverage judging measured no gain)"
         state.trace.append(TraceStep(stage="reflect", path="skipped", ms=0.0, note=note))
         return False
-    if state.reflect_round >= config.reflect_rounds:
+    if state.reflect_round >= config.reflection.rounds:
         return False
     state.reflect_round += 1
     start = time.perf_counter()
     judge = None
     note = ""
     timeout = state.llm_timeout()
-    if config.reflect_judge == "llm":
+    if config.reflection.judge == "llm":
         if state.llm is not None and timeout is not None:
             docs = {t.id: state.snap.docs[state.snap.index_of[t.id]] for t in state.tools}
             judge = partial(LLMCoverageJudge(state.llm, steps=config.llm_steps).judge, docs=docs, timeout=timeout)
@@ -276,7 +276,7 @@ def stage_reflect(state: SearchState) -> bool:
             note = f"; {'no LLM configured' if state.llm is None else state.budget_note()}: offline coverage"
 
     def run_judge() -> tuple[Coverage, StagePath, str]:
-        return judge_coverage(plan, state.tools, judge=judge, threshold=config.coverage_threshold)
+        return judge_coverage(plan, state.tools, judge=judge, threshold=config.reflection.coverage_threshold)
 
     coverage, path, extra = state.spend_llm(run_judge) if judge is not None else run_judge()
     if note:
@@ -347,18 +347,18 @@ def finish_search(state: SearchState) -> SearchResult:
         start = time.perf_counter()
         chosen = select_auto(
             tools,
-            margin=state.config.auto_margin,
-            max_k=state.config.auto_max_k,
-            subtask_margin=state.config.auto_subtask_margin,
-            ratio=state.config.auto_ratio,
+            margin=state.config.auto_k.margin,
+            max_k=state.config.auto_k.max_k,
+            subtask_margin=state.config.auto_k.subtask_margin,
+            ratio=state.config.auto_k.ratio,
         )
-        chosen = keep_producers(chosen, tools, state.config.auto_max_k)
+        chosen = keep_producers(chosen, tools, state.config.auto_k.max_k)
         state.trace.append(
             TraceStep(
                 stage="auto_k",
                 path="offline",
                 ms=(time.perf_counter() - start) * 1000,
-                note=f"kept {len(chosen)} of {len(tools)} (ratio {state.config.auto_ratio}, margin {state.config.auto_margin})",
+                note=f"kept {len(chosen)} of {len(tools)} (ratio {state.config.auto_k.ratio}, margin {state.config.auto_k.margin})",
             )
         )
         floor = floor_for(state.config, state.embedder.name)
@@ -369,7 +369,7 @@ def finish_search(state: SearchState) -> SearchResult:
             snap=state.snap,
             embedder=state.embedder,
             qvec=state.query_vector,
-            requested=state.config.auto_floor is not None,
+            requested=state.config.auto_k.floor is not None,
         )
         state.trace.append(step)
     result = SearchResult(query=state.query, tools=tools, trace=list(state.trace), plan=state.plan)

@@ -104,7 +104,7 @@ class SearchState:
     @property
     def depth(self) -> int:
         """How many tools fusion keeps: k, or more when a reranker will read further down."""
-        return max(self.k, self.config.rerank_top_n) if self.config.reranker != "none" else self.k
+        return max(self.k, self.config.rerank.top_n) if self.config.reranker != "none" else self.k
 
     @property
     def requerying(self) -> bool:

@@ -82,7 +82,7 @@ def test_add_new_only_grows_in_order_and_slots_of_auto_are_its_most():
 
     assert add_new(["a", "b"], ["b", "c", "a", "d"]) == ["a", "b", "c", "d"]
     config = RetrievalConfig.resolve("fast")
-    assert slots(3, config) == 3 and slots("auto", config) == config.auto_max_k
+    assert slots(3, config) == 3 and slots("auto", config) == config.auto_k.max_k
 
 
 def test_a_tool_called_by_name_is_remembered_only_when_its_live_object_is_attached(caplog):

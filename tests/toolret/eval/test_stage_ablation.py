@@ -21,17 +21,23 @@ def test_every_row_switches_off_one_stage_of_the_preset():
     rows = dict(stage_configs(BASE))
     assert rows.pop("balanced") == BASE
     assert list(rows) == list(STAGES_OFF)
-    changed = {
-        label: {k for k, v in cfg.model_dump().items() if v != BASE.model_dump()[k]} for label, cfg in rows.items()
-    }
+
+    def settings(cfg):  # every setting by its dotted name: a group's settings one by one
+        out = {}
+        for key, value in cfg.model_dump().items():
+            out.update({f"{key}.{k}": v for k, v in value.items()} if isinstance(value, dict) else {key: value})
+        return out
+
+    base = settings(BASE)
+    changed = {label: {k for k, v in settings(cfg).items() if v != base[k]} for label, cfg in rows.items()}
     assert changed == {
-        "-penalty": {"penalty"},
-        "-name boost": {"name_match_boost", "exact_name_boost"},
-        "-evidence weighting": {"evidence_slope"},
-        "-hubness correction": {"hubness_weight"},
+        "-penalty": {"penalty.enabled"},
+        "-name boost": {"fusion.name_match_boost", "fusion.exact_name_boost"},
+        "-evidence weighting": {"fusion.evidence_slope"},
+        "-hubness correction": {"fusion.hubness_weight"},
         "-planner": {"planner"},
-        "-split gate": {"split_gate"},
-        "-dependencies": {"dependencies"},
+        "-split gate": {"planning.split_gate"},
+        "-dependencies": {"dependencies.enabled"},
     }
     assert not rows["-penalty"].penalty.enabled and not rows["-dependencies"].dependencies.enabled
 

@@ -115,7 +115,7 @@ def test_memory_lifts_the_tool_a_similar_request_used(kb):
     query = "get me the numbers for tomorrow's trip"  # says nothing of which tool
     # The memory weight was chosen on the hand-set formula's scale; with the learned fusion it is not re-chosen yet.
     plain = RetrievalConfig.preset("fast").with_(fusion="heuristic")
-    with_memory = plain.model_copy(update={"history_weight": RetrievalConfig.preset("balanced").history_weight})
+    with_memory = plain.model_copy(update={"history_weight": RetrievalConfig.preset("balanced").memory.history_weight})
     before = kb.search(query, k=6, config=with_memory).ids
     kb.record("get me the numbers for my trip tomorrow", ["convert_currency"])
     after = kb.search(query, k=6, config=with_memory)

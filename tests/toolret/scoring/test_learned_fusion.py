@@ -105,7 +105,7 @@ def test_the_learned_fusion_is_opt_in_and_scores_differently(embedder) -> None:
     ]
     kb = ToolKnowledgeBase(None, embedder=embedder)
     kb.add(docs)
-    assert RetrievalConfig.preset("fast").fusion == "heuristic"
+    assert RetrievalConfig.preset("fast").fusion.method == "heuristic"
     heuristic = kb.search("any new mail for me?", k=3)
     learned = kb.search("any new mail for me?", k=3, config=RetrievalConfig.preset("fast").with_(fusion="learned"))
     assert learned.ids[0] == "read_inbox" and heuristic.ids[0] == "read_inbox"

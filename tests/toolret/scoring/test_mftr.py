@@ -14,7 +14,7 @@ from toolret import (
     ToolParam,
 )
 from toolret.scoring.arguments import spot_arguments
-from toolret.scoring.mftr import FieldSignals, parameter_penalty, score_candidates
+from toolret.scoring.mftr import FieldSignals, normalize_field, parameter_penalty, score_candidates
 
 
 def _fast() -> RetrievalConfig:
@@ -34,10 +34,8 @@ def _signals(n: int, **fields):
 def test_score_is_weighted_sum_of_hybrid_field_scores():
     cfg = _fast().model_copy(
         update={
-            "lexical_weight": 0.5,
-            "lexical_normalization": "max",
+            "fusion": {"lexical_weight": 0.5, "evidence_slope": 0.0, "min_field_pool": 0},
             "penalty": PenaltyConfig(enabled=False),
-            "normalization": "bound",
             "field_weights": FieldWeights(description=0.35, parameters=0.25),
         }
     )
@@ -48,42 +46,27 @@ def test_score_is_weighted_sum_of_hybrid_field_scores():
         dense_description=[0.8, 0.4],
         lex_parameters=[0.0, 0.0],
         dense_parameters=[0.2, 0.6],
+        bound_description=4.0,
         has_response=[False, False],
         has_examples=[False, False],
     )
     ranked = score_candidates(sig, docs, cfg, args=[], query_words=set(), name_matches=set())
-    # a: desc 0.5*1 + 0.5*0.8 = 0.9, params 0.5*0 + 0.5*0.2 = 0.1 -> (0.35*0.9 + 0.25*0.1) / 0.6
-    expected_a = (0.35 * 0.9 + 0.25 * 0.1) / 0.6
-    # b: desc 0.5*0.5 + 0.5*0.4 = 0.45, params 0.3 -> (0.35*0.45 + 0.25*0.3) / 0.6
-    expected_b = (0.35 * 0.45 + 0.25 * 0.3) / 0.6
+    per_field = {
+        f: normalize_field(sig.lexical[f], sig.dense[f], sig.present[f], sig.lexical_bound[f], cfg)
+        for f in ("description", "parameters")
+    }
+    hybrid = {f: 0.5 * lex + 0.5 * dense for f, (lex, dense) in per_field.items()}
+    expected = (0.35 * hybrid["description"] + 0.25 * hybrid["parameters"]) / 0.6
     # + the embedder's anchor: cosine_weight x (description cosine - its pool mean 0.6)
-    expected_a += cfg.cosine_weight * (0.8 - 0.6)
-    expected_b += cfg.cosine_weight * (0.4 - 0.6)
+    expected += cfg.fusion.cosine_weight * (np.array([0.8, 0.4]) - 0.6)
     by_index = {c.index: c for c in ranked}
-    assert abs(by_index[0].score - expected_a) < 1e-6
-    assert abs(by_index[1].score - expected_b) < 1e-6
+    assert abs(by_index[0].score - expected[0]) < 1e-6
+    assert abs(by_index[1].score - expected[1]) < 1e-6
     assert set(by_index[0].field_scores) == {"description", "parameters"}
 
 
-def test_bound_normalization_divides_by_the_achievable_lexical_score():
-    cfg = _fast().model_copy(
-        update={"lexical_weight": 1.0, "penalty": PenaltyConfig(enabled=False), "normalization": "bound"}
-    )
-    docs = [ToolDoc(name="a", description="x"), ToolDoc(name="b", description="y")]
-    sig = _signals(
-        2,
-        lex_description=[2.0, 1.0],
-        bound_description=4.0,
-        has_parameters=[False, False],
-        has_response=[False, False],
-        has_examples=[False, False],
-    )
-    ranked = score_candidates(sig, docs, cfg, args=[], query_words=set(), name_matches=set())
-    assert [round(c.score, 6) for c in ranked] == [0.5, 0.25]  # not 1.0 / 0.5 as max-scaling would give
-
-
 def test_missing_fields_do_not_drag_a_tool_down():
-    cfg = _fast().model_copy(update={"penalty": PenaltyConfig(enabled=False), "normalization": "bound"})
+    cfg = _fast().model_copy(update={"penalty": PenaltyConfig(enabled=False)})
     docs = [ToolDoc(name="sparse", description="x"), ToolDoc(name="rich", description="y")]
     sig = _signals(
         2,
@@ -194,19 +177,15 @@ def test_pool_normalisation_ranks_a_strong_lexical_match_above_a_weak_dense_one(
         "cosine_weight": 0.0,
     }
 
-    def top(normalization, **extra):
-        cfg = _fast().model_copy(update={**no_pen, "normalization": normalization, **extra})
+    def top(**extra):
+        cfg = _fast().model_copy(update={**no_pen, **extra})
         return score_candidates(sig, docs, cfg, args=[], query_words=set(), name_matches=set())[0].index
 
-    # On the absolute scale a long query's achievable BM25 (60) makes 8 look small: the dense tool wins.
-    assert top("bound") == 1
     # Over the candidate pool alone, BM25 8 is an outlier and a 0.47 cosine only the top of an even spread.
-    assert top("zscore", lexical_sd_floor=0.02) == 0
-    assert top("minmax") == 0
+    assert top(lexical_sd_floor=0.02) == 0
     # With the default unit floor (8 % of the query's achievable BM25), 8 of 60 is at most 1.7 sd:
     # a match of 13 % of the query no longer outvotes the best dense match.
-    assert top("zscore") == 1
-    assert _fast().normalization == "zscore"
+    assert top() == 1
 
 
 def test_pool_normalisation_does_not_depend_on_the_scale_of_a_signal():
@@ -253,7 +232,7 @@ def _reference_scores(sig, docs, cfg, args, query_words, named, exact, history, 
     from toolret.scoring.mftr import normalize_field, pool_statistics, query_beta
 
     weights = cfg.field_weights.as_dict()
-    beta = query_beta(cfg.lexical_weight, cfg.evidence_slope, sig.evidence)
+    beta = query_beta(cfg.fusion.lexical_weight, cfg.fusion.evidence_slope, sig.evidence)
     n = len(sig.candidates)
     combined, weight_sum, zeros = np.zeros(n), np.zeros(n), np.zeros(n)
     shared = pool_statistics(sig, [f for f in INDEX_FIELDS if f in sig.present], cfg)
@@ -277,7 +256,7 @@ def _reference_scores(sig, docs, cfg, args, query_words, named, exact, history, 
     raw_cos = np.zeros(n)
     for name in per_field:
         raw_cos = np.maximum(raw_cos, np.where(sig.present[name], sig.dense[name], 0.0))
-    base = combined / weight_sum + cfg.bias
+    base = combined / weight_sum
     # the embedder's anchor: each candidate's description cosine (else its best field's), minus the pool mean
     own = []
     for row in range(n):
@@ -286,16 +265,18 @@ def _reference_scores(sig, docs, cfg, args, query_words, named, exact, history, 
             own.append(float(sig.dense["description"][row]))
         else:
             own.append(max([0.0, *(float(sig.dense[f][row]) for f in has)]))
-    base = base + cfg.cosine_weight * (np.array(own) - sum(own) / n)
+    base = base + cfg.fusion.cosine_weight * (np.array(own) - sum(own) / n)
     learned = np.asarray(weights_fit.coef, dtype=np.float64) if weights_fit is not None else None
     out = []
     for row, index in enumerate(sig.candidates.tolist()):
         penalty = parameter_penalty(docs[index], args, query_words, cfg)
         h = history.get(index, 0.0) if history else 0.0
-        heuristic = float(base[row]) + (cfg.name_match_boost if index in named else 0.0) + cfg.history_weight * h
+        heuristic = (
+            float(base[row]) + (cfg.fusion.name_match_boost if index in named else 0.0) + cfg.memory.history_weight * h
+        )
         heuristic -= penalty
         if index in exact:
-            heuristic += cfg.exact_name_boost + 2.0 * cfg.cosine_weight
+            heuristic += cfg.fusion.exact_name_boost + 2.0 * cfg.fusion.cosine_weight
         fields = {f: round(float(s[row]), 6) for f, s in per_field.items() if sig.present[f][row]}
         if h:
             fields["history"] = h
@@ -384,7 +365,7 @@ def test_a_lexical_z_score_is_bounded_by_the_share_of_the_query_a_tool_matches(n
         lex[0] = 3.0  # one word of four
         dense = rng.uniform(0.1, 0.5, n)
         z, _ = normalize_field(lex, dense, np.ones(n, dtype=bool), bound, cfg)
-        assert (z <= lex / bound / cfg.lexical_sd_floor + 1e-9).all()
+        assert (z <= lex / bound / cfg.fusion.lexical_sd_floor + 1e-9).all()
         assert z[0] <= 3.2  # one word of four is worth at most 3.1 sd, never the 10+ a near-empty field gave
 
 
@@ -424,7 +405,7 @@ def test_one_matching_word_in_a_sparse_field_does_not_outvote_a_clear_descriptio
         return float(normalize_field(lex_params, np.zeros(n), np.ones(n, dtype=bool), 6.0, cfg)[0][1])
 
     # One word of three in a field where nothing else matches: 5.4 sd with the old floor, 4.0 now.
-    assert lone_match_z(0.02) > 5.0 and lone_match_z(RetrievalConfig().lexical_sd_floor) < 4.1
+    assert lone_match_z(0.02) > 5.0 and lone_match_z(RetrievalConfig().fusion.lexical_sd_floor) < 4.1
 
 
 def test_one_rare_word_in_a_sparse_field_does_not_overturn_a_wide_cosine_gap():
@@ -445,7 +426,7 @@ def test_one_rare_word_in_a_sparse_field_does_not_overturn_a_wide_cosine_gap():
     fast = _fast().model_copy(update={"penalty": PenaltyConfig(enabled=False)})
     heavy = {"lexical_weight": 0.45, "field_weights": FieldWeights(parameters=0.8)}  # parameters made to count
     no_anchor = fast.model_copy(update={"cosine_weight": 0.0, **heavy})
-    anchored = no_anchor.model_copy(update={"cosine_weight": fast.cosine_weight})
+    anchored = no_anchor.model_copy(update={"cosine_weight": fast.fusion.cosine_weight})
 
     def first(cfg: RetrievalConfig) -> int:
         return score_candidates(sig, docs, cfg, args=[], query_words=set(), name_matches=set())[0].index

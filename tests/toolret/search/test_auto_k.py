@@ -99,7 +99,7 @@ def test_auto_k_search_returns_a_small_precise_set(embedder):
     top5 = kb.search("what's the weather forecast for Paris?", k=5).tools
     cfg = kb.config
     within = [t.id for t in top5][
-        : auto_cut([t.score for t in top5], margin=cfg.auto_margin, ratio=cfg.auto_ratio, max_k=5)
+        : auto_cut([t.score for t in top5], margin=cfg.auto_k.margin, ratio=cfg.auto_k.ratio, max_k=5)
     ]
     assert result.ids == within and len(within) < 5  # the cut, not the fixed k
     assert [s.stage for s in result.trace][-2:] == ["auto_k", "floor"]  # the cut, then the floor under it

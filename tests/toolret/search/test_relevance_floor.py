@@ -161,7 +161,7 @@ def test_a_framework_embedder_without_a_floor_warns_at_run_time(embedder, caplog
     with pytest.warns(UserWarning, match="no relevance floor") as caught, caplog.at_level("WARNING", "toolret"):
         assert kb.search("hi there!", k="auto").ids  # kept: there is no floor to empty it
     message = str(caught[0].message)
-    assert name in message and "calibrated per embedding model" in message and "auto_floor=None" in message
+    assert name in message and "calibrated per embedding model" in message and "auto_k={'floor': None}" in message
     assert any(name in r.getMessage() and "no relevance floor" in r.getMessage() for r in caplog.records)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # once per model, not on every search

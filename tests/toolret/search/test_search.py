@@ -72,7 +72,7 @@ def test_drive_search_and_asearch_agree(kb, preset):
 def test_the_request_is_typed_and_carried_by_the_search(kb):
     search = kb.begin_search("weather in Paris", k="auto", config="fast", allowed_ids=["get_weather"])
     assert search.request == SearchRequest("weather in Paris", "auto", config="fast", allowed_ids=["get_weather"])
-    assert search.state.auto and search.state.k == search.state.config.auto_max_k
+    assert search.state.auto and search.state.k == search.state.config.auto_k.max_k
     assert search.run().ids == ["get_weather"]
 
 

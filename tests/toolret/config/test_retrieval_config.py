@@ -52,9 +52,9 @@ def test_k_alias_and_validate_k_are_the_public_ones():
 def test_with_changes_fields_and_keeps_the_rest():
     base = RetrievalConfig.preset("balanced")
     changed = base.with_(lexical_weight=0.5, candidates_per_field=80)
-    assert (changed.lexical_weight, changed.candidates_per_field) == (0.5, 80)
+    assert (changed.fusion.lexical_weight, changed.candidates_per_field) == (0.5, 80)
     assert changed.planner == base.planner and changed.name == "balanced"
-    assert base.lexical_weight == 0.29  # frozen: the original is unchanged
+    assert base.fusion.lexical_weight == 0.29  # frozen: the original is unchanged
 
 
 def test_with_names_an_unknown_field_and_the_nearest_valid_one():
