@@ -15,7 +15,7 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
-import toolret.search.plan_fusion as plan_fusion
+import toolret.search.fusion as plan_fusion
 from toolret import ToolKnowledgeBase
 from toolret.eval.datasets import load_dataset
 from toolret.eval.methods import PresetView

@@ -2,7 +2,8 @@
 
 The same arguments and return (an uncompiled ``StateGraph`` of ``messages`` + ``selected_tool_ids``);
 the registry is indexed by toolret instead of a LangGraph store, so ``namespace_prefix`` is unused;
-``filter`` keeps tools whose ``metadata`` holds every key/value; ``min_score`` leaves out weak
+``filter`` keeps tools whose ``metadata`` holds every key/value (a scope on their metadata,
+:class:`toolret.scope.tool_scope.ToolScope`, applied by the engine); ``min_score`` leaves out weak
 matches. Migrating is the import (docs/langchain.md, "Migrating from langgraph-bigtool").
 
 Example:
@@ -44,6 +45,7 @@ from langchain_toolret.index import ToolIndex
 from toolret import ConfigError, RetrievalConfig, ToolKnowledgeBase, validate_k
 from toolret.agents.search_tool_text import at_least
 from toolret.agents.working_set import add_new
+from toolret.scope.tool_scope import ToolScope, scoped
 
 __all__ = ["BigToolState", "create_agent"]
 
@@ -91,9 +93,7 @@ def create_agent(
     id_of = {tool.name: key for key, tool in tools.items()}
     if len(id_of) != len(tools):
         raise ConfigError("two registry entries have the same tool name; the model could not tell them apart")
-    searchable = [
-        t for t in tools.values() if not filter or all((t.metadata or {}).get(k) == v for k, v in filter.items())
-    ]
+    scope = ToolScope(metadata=dict(filter)) if filter else None  # the engine's scope, not a filter here
     custom = retrieve_tools_function is not None or retrieve_tools_coroutine is not None
     index: list[ToolIndex] = []
     definitions = ToolDefinitions()  # a tool that cannot be bound is left out with a warning, not the turn
@@ -101,7 +101,7 @@ def create_agent(
     def _index() -> ToolIndex:  # built on first use, so building the graph stays cheap
         if not index:
             index.append(ToolIndex(knowledge_base, config=config))
-            index[0].ensure(searchable)
+            index[0].ensure(list(tools.values()))
         return index[0]
 
     def _ids(found: list[str]) -> list[str]:
@@ -113,7 +113,9 @@ def create_agent(
         return Command(update={"messages": [message], "selected_tool_ids": ids})
 
     def _default(query: str) -> list[str]:
-        result = at_least(_index().fit(_index().search(query, limit)), min_score)  # and never a tool it cannot bind
+        with scoped(scope):  # only tools whose metadata fits ``filter`` (the search says so in its trace)
+            found = _index().search(query, limit)
+        result = at_least(_index().fit(found), min_score)  # and never a tool it cannot bind
         return [t.name for t in result.tools]
 
     store_arg = _store_arg(retrieve_tools_function or retrieve_tools_coroutine)

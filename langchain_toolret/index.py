@@ -16,7 +16,7 @@ Example:
     ...     '''Convert an amount of money into another currency.'''
     ...     return amount
     >>> index = ToolIndex.from_tools([get_weather, convert_currency])
-    >>> [t.name for t in index.select("is it raining in Paris?", k=1)]
+    >>> [t.name for t in index.live(index.search("is it raining in Paris?", k=1))]
     ['get_weather']
 """
 

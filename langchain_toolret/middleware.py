@@ -26,7 +26,7 @@ from langchain_toolret.scope import ScopeSource
 from toolret import K, QueryError, RetrievalConfig, SearchResult, ToolKnowledgeBase
 from toolret.agents.selector_options import UNSET, check_one_model, parsing_fallback, selector_k, with_selector_options
 from toolret.agents.stable_tools import StableTools
-from toolret.agents.working_set import slots
+from toolret.agents.working_set import found_by_search, pin_record, pinned_selection, slots
 
 __all__ = ["OnParsingFailure", "ToolSelectionMiddleware", "ToolSelectionState"]
 
@@ -151,8 +151,9 @@ class ToolSelectionMiddleware(NarrowingMiddleware):
         turn = turn_key(messages)
         pinned: Any = dict(request.state).get(_KEY) if isinstance(request.state, dict) else None
         step.data["bound"] = pinned.get("bound") if pinned else None  # None: not in the state (no checkpointer)
-        if pinned and turn is not None and pinned.get("turn") == turn:
-            step.data["names"], step.data["query"] = list(pinned.get("tools", [])), pinned.get("query")
+        pin = pinned_selection(pinned, turn)  # the turn's selection, pinned for its tool loop
+        if pin is not None:
+            step.data["names"], step.data["query"] = pin
         else:
             step.query = (self.query_builder or conversation_query)(messages)
             if not step.query:
@@ -163,14 +164,9 @@ class ToolSelectionMiddleware(NarrowingMiddleware):
             else:  # a custom query is searched as it is; an LLM planner still reads the chat before it
                 step.data["conversation"] = earlier_turns(messages)
         step.data["turn"] = turn
-        step.data["discovered"] = [
-            str(name)
-            for message in (
-                tool_results(current_turn(messages), self.search_tool_name) if self.search_tool_name else []
-            )
-            if isinstance(message.artifact, list)
-            for name in message.artifact
-        ]
+        step.data["discovered"] = found_by_search(
+            tool_results(current_turn(messages), self.search_tool_name) if self.search_tool_name else []
+        )
 
     def _finish(
         self, request: ModelRequest[Any], step: Step, result: SearchResult | None
@@ -191,5 +187,5 @@ class ToolSelectionMiddleware(NarrowingMiddleware):
         )
         if result is None and (not self.stable.enabled or growth.names == step.data["bound"]):
             return growth.names, None  # the turn's list, unchanged: nothing to write
-        record = {"turn": step.data["turn"], "query": query, "tools": names}
-        return growth.names, {_KEY: {**record, "bound": growth.names if self.stable.enabled else None}}
+        bound = growth.names if self.stable.enabled else None
+        return growth.names, {_KEY: pin_record(step.data["turn"], query, names, bound)}

@@ -214,26 +214,29 @@ class NarrowingMiddleware(AgentMiddleware[Any, Any, Any]):
             logger.debug("%s: %s -> %s (%.1f ms)", self.name, how, names, (time.perf_counter() - start) * 1000)
 
     # ------------------------------------------------------------------ the selection, as a traced run
-    def _record(self, step: Step, result: SearchResult | None, names: list[str]) -> dict[str, Any]:
-        return selection_record(step.query, result, names)
+    def _record(
+        self, step: Step, result: SearchResult | None, names: list[str], update: dict[str, Any] | None
+    ) -> dict[str, Any]:
+        """The selection's output, as callbacks and LangSmith see it and as the hook reads it back:
+        the query, the tools to offer (``tools``), their scores, the engine's trace, and the state
+        update the turn writes (``state_update``, None when nothing changes)."""
+        return {**selection_record(step.query, result, names), "state_update": update}
 
     def _select(self, request: ModelRequest[Any], step: Step) -> dict[str, Any]:
         self.index.ensure(step.candidates)  # the search tool reads the index too
         conversation = step.data.get("conversation")
-        result = self.index.search_for(step.query, step.k, messages=step.messages, conversation=conversation)
+        result = self.index.search_turn(step.messages, step.k, query=step.query, conversation=conversation)
         result = self._fit(step, result)
         names, update = self._finish(request, step, result)
-        step.data["out"] = names, update
-        return self._record(step, result, names)
+        return self._record(step, result, names, update)
 
     async def _aselect(self, request: ModelRequest[Any], step: Step) -> dict[str, Any]:
         await self.index.aensure(step.candidates)
         conversation = step.data.get("conversation")
-        result = await self.index.asearch_for(step.query, step.k, messages=step.messages, conversation=conversation)
+        result = await self.index.asearch_turn(step.messages, step.k, query=step.query, conversation=conversation)
         result = await asyncio.to_thread(self._fit, step, result)  # the first count loads a tokenizer
         names, update = self._finish(request, step, result)
-        step.data["out"] = names, update
-        return self._record(step, result, names)
+        return self._record(step, result, names, update)
 
     def _run(self, request: ModelRequest[Any], step: Step) -> RunnableLambda[Any, Any]:
         """The selection as a child run named after this middleware (LangSmith, callbacks)."""
@@ -313,8 +316,8 @@ class NarrowingMiddleware(AgentMiddleware[Any, Any, Any]):
         step = self._split(request)  # outside the fallback: an always_include name it lacks is a set-up error
         try:
             self._prepare(request, step)
-            self._run(request, step).invoke({"query": step.query, "k": step.k})
-            names, update = step.data["out"]
+            selected = self._run(request, step).invoke({"query": step.query, "k": step.k})
+            names, update = selected["tools"], selected["state_update"]
             narrowed = self._narrow(request, step, names)
             self._log(step, narrowed, start)
         except KnowledgeBaseError:
@@ -330,8 +333,8 @@ class NarrowingMiddleware(AgentMiddleware[Any, Any, Any]):
         step = self._split(request)
         try:
             self._prepare(request, step)
-            await self._run(request, step).ainvoke({"query": step.query, "k": step.k})
-            names, update = step.data["out"]
+            selected = await self._run(request, step).ainvoke({"query": step.query, "k": step.k})
+            names, update = selected["tools"], selected["state_update"]
             narrowed = self._narrow(request, step, names)
             self._log(step, narrowed, start)
         except KnowledgeBaseError:

@@ -144,12 +144,12 @@ def create_tool_retrieval_node(
     def _select(state: dict[str, Any]) -> dict[str, Any]:
         messages = _messages(state)
         query = query_builder(messages) if query_builder is not None else None
-        return _update(state, messages, index.search_for(query, k, messages=None if query_builder else messages), query)
+        return _update(state, messages, index.search_turn(None if query_builder else messages, k, query=query), query)
 
     async def _aselect(state: dict[str, Any]) -> dict[str, Any]:
         messages = _messages(state)
         query = query_builder(messages) if query_builder is not None else None
-        found = await index.asearch_for(query, k, messages=None if query_builder else messages)
+        found = await index.asearch_turn(None if query_builder else messages, k, query=query)
         return _update(state, messages, found, query)
 
     return RunnableLambda(select, afunc=aselect, name="tool_retrieval")

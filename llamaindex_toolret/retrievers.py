@@ -8,7 +8,7 @@
 Both honour the agents' contract: a query that is exactly a tool's name returns that tool (the
 agent asks again by name when the model calls one). ``keep_used=N`` makes an object retriever one
 conversation, keeping the last N called tools on offer (the engine's
-:class:`~toolret.agents.working_set.RecentTools` and :func:`~toolret.agents.working_set.within`);
+:class:`~toolret.agents.working_set.RecentTools` and :func:`~toolret.agents.working_set.share_slots`);
 by default it keeps no state and may serve unrelated requests.
 """
 

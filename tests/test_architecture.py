@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import ast
 import importlib
+import re
 from pathlib import Path
 
 import pytest
 
 ENGINE = Path(__file__).resolve().parents[1] / "shared" / "toolret"
+ADAPTERS = ["langchain_toolret", "llamaindex_toolret"]
 SUBPACKAGES = [
     "agents",
     "cards",
@@ -164,3 +166,32 @@ def test_every_subpackage_is_packaged():
     on_disk = {"toolret"} | {f"toolret.{p.parent.name}" for p in ENGINE.glob("*/__init__.py")}
     assert on_disk <= listed, sorted(on_disk - listed)
     assert set(SUBPACKAGES) == {p.parent.name for p in ENGINE.glob("*/__init__.py")}
+
+
+def _documented_modules() -> dict[str, set[str]]:
+    """{package: module names} of docs/architecture.md's module table."""
+    doc = (ENGINE.parents[1] / "docs" / "architecture.md").read_text()
+    rows = {}
+    for line in doc.splitlines():
+        if match := re.match(r"\| `(\w+)/`[^|]*\| (.*) \|$", line):
+            rows[match.group(1)] = set(re.findall(r"`(\w+)`", match.group(2)))
+    return rows
+
+
+def test_the_architecture_page_names_every_module():
+    rows = _documented_modules()
+    packages = [ENGINE / name for name in SUBPACKAGES] + [ENGINE.parents[1] / a for a in ADAPTERS]
+    missing = [
+        f"{package.name}/{path.stem}"
+        for package in packages
+        for path in sorted(package.glob("*.py"))
+        if path.stem != "__init__" and path.stem not in rows.get(package.name, set())
+    ]
+    assert not missing, f"docs/architecture.md does not name these modules: {missing}"
+
+
+def test_the_search_pipeline_is_one_package_of_at_most_18_modules():
+    assert len(list((ENGINE / "search").glob("*.py"))) <= 18
+    # nothing in the search imports the adapters' package
+    for path in (ENGINE / "search").glob("*.py"):
+        assert "toolret.agents" not in path.read_text(), path.name

@@ -186,40 +186,21 @@ class ToolKnowledgeBase:
         return await self.begin_search(query, k, **options).arun()
 
     def begin_search(self, query: str, k: K = 5, **options: Unpack[SearchOptions]) -> Search:
-        """A validated, not yet run :class:`~toolret.search.search.Search` over the current snapshot."""
-        from toolret.config import RetrievalConfig, validate_k
-        from toolret.scope.tool_scope import restriction
-        from toolret.search.conversation import as_chat_history
-        from toolret.search.search import Search, SearchRequest
-        from toolret.search.stages import checked_query
-        from toolret.search.state import SearchState
-        from toolret.search.token_budget import validate_budget
+        """A validated, not yet run :class:`~toolret.search.search.Search` over the current snapshot
+        (:func:`toolret.search.search.begin` assembles it; the enclosing ``scoped`` block is read here)."""
+        from toolret.scope.tool_scope import current_scope
+        from toolret.search.search import SearchRequest, begin
 
-        request = SearchRequest(query, k, **options)
-        cfg = RetrievalConfig.resolve(request.config, self.config)
-        text = checked_query(query, k, cfg)
-        k = validate_k(k, cfg)
-        auto = k == "auto"
-        snap = self._writer.snapshot
-        allowed, restricted = restriction(snap, request.allowed_ids, request.where)
-        state = SearchState(
-            snap=snap,
+        return begin(
+            SearchRequest(query, k, **options),
+            snapshot=self._writer.snapshot,
             embedder=self.embedder,
-            query=text.text,
-            trace=text.trace() + restricted,
-            k=cfg.auto_k.max_k if auto else int(k),
-            config=cfg,
-            llm=self.llm if request.llm is None else request.llm,
-            memory=self._memory.history,
-            cross_encoder=self._rerankers.get(cfg),
-            auto=auto,
-            conversation=as_chat_history(request.conversation),
-            token_budget=validate_budget(request.token_budget),
-            definition=request.definition,
-            allowed=allowed,
-            learned=self._memory.learned if cfg.memory.use_learned else None,
+            config=self.config,
+            llm=self.llm,
+            memory=self._memory,
+            cross_encoders=self._rerankers,
+            enclosing_scope=current_scope(),
         )
-        return Search(request, state)
 
     def record(self, query: str, tool_ids: Sequence[str]) -> None:
         """Remember that ``query`` was served by ``tool_ids`` (the tools the agent actually used)."""

@@ -14,7 +14,7 @@ def test_the_index_and_the_middleware_embed_with_a_langchain_embeddings(tools, e
     lc = PackagedEmbeddings(embedder, query_prefix="query: ", document_prefix="passage: ")
     index = ToolIndex.from_tools(tools, embedder=lc)
     assert index.kb.embedder.name == "langchain:PackagedEmbeddings:packaged-minilm"
-    assert [t.name for t in index.select("is it going to rain in Paris?", k=1)] == ["get_weather"]
+    assert [t.name for t in index.live(index.search("is it going to rain in Paris?", k=1))] == ["get_weather"]
 
     lc.seen.clear()
     model = ScriptedChatModel(replies=["Sunny."])

@@ -40,7 +40,7 @@ def test_the_graph_returns_what_search_returns(tool_index, config, query):
 
 def test_nodes_are_the_phases_and_reflection_loops_back_within_its_bound(tool_index):
     graph = build_tool_retrieval_graph(tool_index, k=3, config=REFLECTING)
-    assert {"plan", "retrieve", "fuse", "rerank", "reflect"} <= set(graph.get_graph().nodes)
+    assert {"plan", "retrieve", "fuse", "rerank", "reflect", "requery"} <= set(graph.get_graph().nodes)
     visits = _visits(graph, {"query": MULTI})
     assert visits == [
         "begin",
@@ -49,18 +49,19 @@ def test_nodes_are_the_phases_and_reflection_loops_back_within_its_bound(tool_in
         "fuse",
         "rerank",
         "reflect",
-        "retrieve",
+        "requery",
         "reflect",
-        "retrieve",
+        "requery",
         "reflect",
         "finish",
     ]
     one_round = RetrievalConfig.preset("balanced").model_copy(update={"reflect_rounds": 1, "coverage_threshold": 1.0})
     assert (
-        _visits(build_tool_retrieval_graph(tool_index, k=3, config=one_round), {"query": MULTI}).count("retrieve") == 2
+        _visits(build_tool_retrieval_graph(tool_index, k=3, config=one_round), {"query": MULTI}).count("requery") == 1
     )
     no_reflection = _visits(build_tool_retrieval_graph(tool_index, k=3, config="fast"), {"query": MULTI})
-    assert no_reflection.count("retrieve") == 1 and no_reflection[-2:] == ["reflect", "finish"]
+    assert no_reflection.count("retrieve") == 1 and "requery" not in no_reflection
+    assert no_reflection[-2:] == ["reflect", "finish"]
 
 
 def test_as_a_subgraph_of_a_parent_agent_graph_with_a_checkpointer(tool_index, tools):

@@ -289,59 +289,54 @@ class AgentTools:
             query, k, config=config or self.config, conversation=conversation, llm=self.llm, allowed_ids=self.allowed
         )
 
-    def search_request(self, query: str, earlier: Sequence[Any], k: K = 5) -> SearchResult:
-        """The tools for a user's latest message ``query`` after the chat ``earlier``.
+    def search_turn(
+        self,
+        messages: Sequence[Any] | None = None,
+        k: K = 5,
+        *,
+        query: str | None = None,
+        conversation: Any = None,
+    ) -> SearchResult | None:
+        """The tools for a conversation's current user turn; None when there is nothing to search.
 
-        The message is searched on its own, and that selection is the turn's. Only when it reads
-        as a follow-up (:mod:`toolret.search.follow_up`) are the earlier user messages searched
-        too, and their tools fill only the places of the message's weakly matched ones.
+        With ``messages`` (any message shape, :mod:`toolret.search.conversation`), the latest user
+        message is searched on its own, and that selection is the turn's; only when it reads as a
+        follow-up (:mod:`toolret.search.follow_up`) are the earlier user messages searched too, and
+        their tools fill only the places of the message's weakly matched ones. Without them,
+        ``query`` (an adapter's custom query) is searched as it is, after the chat ``conversation``.
         """
-        return self.with_follow_up(query, earlier, self.search(query, k, conversation=earlier), k)
+        if messages is None:
+            return self.search(query, k, conversation=conversation) if query else None
+        latest = latest_request(messages)
+        if latest is None:
+            return None
+        earlier = before_latest(messages)
+        return self._with_follow_up(latest, earlier, self.search(latest, k, conversation=earlier), k)
 
-    async def asearch_request(self, query: str, earlier: Sequence[Any], k: K = 5) -> SearchResult:
-        """:meth:`search_request` without blocking the event loop."""
-        own = await self.asearch(query, k, conversation=earlier)
-        return await asyncio.to_thread(self.with_follow_up, query, earlier, own, k)
-
-    def search_turn(self, messages: Sequence[Any], k: K = 5) -> SearchResult | None:
-        """The tools for the conversation's current user turn (None: no user message), in any message
-        shape (:mod:`toolret.search.conversation`): the latest user message searched on its own,
-        earlier ones only for a follow-up (:meth:`search_request`)."""
-        query = latest_request(messages)
-        return None if query is None else self.search_request(query, before_latest(messages), k)
-
-    async def asearch_turn(self, messages: Sequence[Any], k: K = 5) -> SearchResult | None:
+    async def asearch_turn(
+        self,
+        messages: Sequence[Any] | None = None,
+        k: K = 5,
+        *,
+        query: str | None = None,
+        conversation: Any = None,
+    ) -> SearchResult | None:
         """:meth:`search_turn` without blocking the event loop."""
-        query = latest_request(messages)
-        return None if query is None else await self.asearch_request(query, before_latest(messages), k)
+        if messages is None:
+            return await self.asearch(query, k, conversation=conversation) if query else None
+        latest = latest_request(messages)
+        if latest is None:
+            return None
+        earlier = before_latest(messages)
+        own = await self.asearch(latest, k, conversation=earlier)
+        return await asyncio.to_thread(self._with_follow_up, latest, earlier, own, k)
 
     def follow_up(self, messages: Sequence[Any], own: SearchResult, k: K) -> SearchResult:
-        """``own`` (the latest user message's result) with the engine's follow-up rule applied."""
-        return self.with_follow_up(latest_request(messages), before_latest(messages), own, k)
+        """``own`` (a driven search of the latest user message: :meth:`begin_search`) with the
+        follow-up rule :meth:`search_turn` applies."""
+        return self._with_follow_up(latest_request(messages), before_latest(messages), own, k)
 
-    def search_for(
-        self, query: str | None, k: K = 5, *, messages: Sequence[Any] | None = None, conversation: Any = None
-    ) -> SearchResult | None:
-        """The turn's search of ``messages`` (:meth:`search_turn`) when given, else ``query``'s after the chat
-        ``conversation`` (a custom query, searched as it is); None when there is nothing to search."""
-        if messages is not None:
-            return self.search_turn(messages, k)
-        return self.search(query, k, conversation=conversation) if query else None
-
-    async def asearch_for(
-        self, query: str | None, k: K = 5, *, messages: Sequence[Any] | None = None, conversation: Any = None
-    ) -> SearchResult | None:
-        """:meth:`search_for` without blocking the event loop."""
-        if messages is not None:
-            return await self.asearch_turn(messages, k)
-        return await self.asearch(query, k, conversation=conversation) if query else None
-
-    def select(self, query: str, k: K = 5) -> list[Any]:
-        """The live tools that best serve ``query``."""
-        return self.live(self.search(query, k), query=query)
-
-    def with_follow_up(self, query: str | None, earlier: Sequence[Any], own: SearchResult, k: K) -> SearchResult:
-        """``own`` (``query``'s result) with the engine's follow-up rule applied."""
+    def _with_follow_up(self, query: str | None, earlier: Sequence[Any], own: SearchResult, k: K) -> SearchResult:
         if not query:
             return own
         return add_context(

@@ -8,14 +8,17 @@ earlier call, calls it again). Every adapter needs the same three rules, so they
   conversation never grows the prompt without bound (the LangChain tool-search agent);
 * :class:`RecentTools` — the last N tools an agent called, thread-safe (the LlamaIndex object
   retriever's ``keep_used``);
-* :func:`within` — search hits and remembered tools sharing ``k`` slots, the best hit keeping
+* :func:`share_slots` — search hits and remembered tools sharing ``k`` slots, the best hit keeping
   its slot;
-* :func:`capped` — at most a provider's tool limit, with a warning naming the cut.
+* :func:`capped` — at most a provider's tool limit, with a warning naming the cut;
+* :func:`pinned_selection`, :func:`pin_record` — one selection per user turn, pinned for the
+  turn's tool loop (the LangChain middleware keeps the pin in the agent's state);
+* :func:`found_by_search` — the tools a tool-search tool found within the turn, offered beside it.
 
 Example:
     >>> lru_add(["a", "b", "c"], ["d", "a"], cap=3)
     ['c', 'a', 'd']
-    >>> within(["w1", "w2", "w3"], ["used"], 3)
+    >>> share_slots(["w1", "w2", "w3"], ["used"], 3)
     ['w1', 'w2', 'used']
 """
 
@@ -24,13 +27,25 @@ from __future__ import annotations
 import logging
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Collection, Sequence
-from typing import TypeVar
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from typing import Any, TypeVar
 
 from toolret.config import K, RetrievalConfig
 from toolret.errors import ConfigError
 
-__all__ = ["RecentTools", "add_new", "capped", "lru_add", "offered", "rebind", "slots", "within"]
+__all__ = [
+    "RecentTools",
+    "add_new",
+    "capped",
+    "found_by_search",
+    "lru_add",
+    "offered",
+    "pin_record",
+    "pinned_selection",
+    "rebind",
+    "share_slots",
+    "slots",
+]
 
 logger = logging.getLogger("toolret")
 
@@ -82,16 +97,16 @@ def rebind(
     return [n for n in out if n in known][-cap:]
 
 
-def within(found: Sequence[str], used: Sequence[str], limit: int) -> list[str]:
+def share_slots(found: Sequence[str], used: Sequence[str], limit: int) -> list[str]:
     """Search hits and remembered tools in at most ``limit`` slots; the best hit keeps its slot.
 
     Each remembered tool takes a slot, so the hits get what is left; a remembered tool that is
     also a hit is counted once, wherever the search ranked it (the tool just called stays on offer
     even when a search puts it below the hits that fit).
 
-    >>> within(["w1", "w2", "used"], ["used", "older"], 3)
+    >>> share_slots(["w1", "w2", "used"], ["used", "older"], 3)
     ['w1', 'used', 'older']
-    >>> within(["used", "w1", "w2"], ["used"], 2)
+    >>> share_slots(["used", "w1", "w2"], ["used"], 2)
     ['used', 'w1']
     """
     hits, kept = list(dict.fromkeys(found)), list(dict.fromkeys(used))
@@ -112,7 +127,7 @@ def offered(
 ) -> list[str]:
     """The ids an agent is handed: each retrieved id with a live object (one without is skipped with a
     warning naming it: it could be retrieved, never called), then the remembered ``used`` ones with live
-    objects, within ``limit`` slots (:func:`within`) or, with ``beyond``, after them.
+    objects, within ``limit`` slots (:func:`share_slots`) or, with ``beyond``, after them.
 
     >>> offered(["a", "gone", "b"], ["c"], {"a": 1, "b": 2, "c": 3}.get, limit=2)
     ['a', 'c']
@@ -126,7 +141,7 @@ def offered(
         elif tool_id not in hits:
             hits.append(tool_id)
     kept = [t for t in used if live(t) is not None]
-    return hits + [t for t in kept if t not in hits] if beyond else within(hits, kept, limit)
+    return hits + [t for t in kept if t not in hits] if beyond else share_slots(hits, kept, limit)
 
 
 def capped(tools: list[T], limit: int, owner: str) -> list[T]:
@@ -181,3 +196,43 @@ class RecentTools:
 
     def __repr__(self) -> str:
         return f"RecentTools({self.ids!r}, size={self.size})"
+
+
+def pinned_selection(pinned: Mapping[str, Any] | None, turn: str | None) -> tuple[list[str], str | None] | None:
+    """The tools and query pinned for ``turn``, or None when ``pinned`` (the stored pin) is another turn's.
+
+    A selection is made once per user turn and pinned for the turn's tool loop, so the model's
+    calls within one turn see the same tools; no pin (a state without a checkpointer) or an earlier
+    turn's means a new search.
+
+    >>> pinned_selection({"turn": "t2", "query": "weather", "tools": ["get_weather"]}, "t2")
+    (['get_weather'], 'weather')
+    >>> pinned_selection({"turn": "t1", "tools": ["get_weather"]}, "t2") is None
+    True
+    """
+    if pinned and turn is not None and pinned.get("turn") == turn:
+        return list(pinned.get("tools", [])), pinned.get("query")
+    return None
+
+
+def pin_record(turn: str | None, query: str | None, tools: Sequence[str], bound: list[str] | None) -> dict[str, Any]:
+    """The pin :func:`pinned_selection` reads back: the turn, its query, its own tools, and the
+    conversation's cache-stable bound list (None when the list is not kept cache-stable)."""
+    return {"turn": turn, "query": query, "tools": list(tools), "bound": bound}
+
+
+def found_by_search(results: Iterable[Any]) -> list[str]:
+    """The tool names the turn's tool-search results listed (each result's ``artifact``), in order:
+    tools the model discovered itself, offered beside the turn's selection.
+
+    >>> class Result:
+    ...     artifact = ["get_weather", "send_email"]
+    >>> found_by_search([Result()])
+    ['get_weather', 'send_email']
+    """
+    return [
+        str(name)
+        for message in results
+        if isinstance(artifact := getattr(message, "artifact", None), list)
+        for name in artifact
+    ]

@@ -6,10 +6,22 @@ cached arrays in numpy — the same formula as :func:`toolret.scoring.mftr.score
 of settings costs seconds per set, not a pipeline run each. For every fold the setting that does
 best on the other sets is chosen (:func:`choose`) and reported on the left-out set.
 
-A setting is a :class:`Setting`: the fusion's numbers (normalisation, lexical/dense balance and
-how it follows query evidence, field weights, candidate depth, name boost, penalty scale) plus the
-``k="auto"`` margin. :func:`grid` lists the settings searched; the shipped defaults are
-:func:`default_setting` (read from :meth:`toolret.config.RetrievalConfig.preset`).
+A setting is a :class:`Setting`: the fusion's numbers, named as :class:`~toolret.config.RetrievalConfig`
+names them (``lexical_weight``, ``evidence_slope``, ``candidates_per_field``, ``name_match_boost``,
+``lexical_sd_floor``, ``hubness_weight``, ``cosine_weight``, ...), plus the ``k="auto"`` margin.
+:func:`grid` lists the settings searched; the shipped defaults are :func:`default_setting` (read
+from :meth:`toolret.config.RetrievalConfig.preset` by :func:`setting_of`).
+
+Why the formula is written twice, here and in :func:`toolret.scoring.mftr.score_candidates` (the
+one place this is said): the engine scores one request's candidate pool per call (tens to hundreds
+of candidates, a penalty per candidate from its parameters), while :func:`fused_scores` scores a
+[queries x candidates x fields] array of cached signals at once, so a grid of thousands of settings
+costs seconds instead of a pipeline run per setting. One definition for both would make the engine
+build arrays it does not need per request, or make the grid re-run the pipeline. The learned fusion
+shares its feature code between the two (:mod:`toolret.eval.fusion_signals`); the hand-set formula
+is kept equal by ``tests/toolret/eval/test_lodo.py::test_cached_signals_rescore_like_the_engine``
+(every term, query by query, to 1e-5), which fails on the query where the two part. The
+``bound`` and ``minmax`` normalisations live only here, for the records: the engine has only z-scores.
 """
 
 from __future__ import annotations

@@ -32,7 +32,7 @@ import numpy as np
 from toolret.config import LearnedWeights, RetrievalConfig
 from toolret.index.snapshot import Snapshot
 from toolret.memory.past_use import HistorySnapshot
-from toolret.scoring.candidates import rank_query, ranking_inputs
+from toolret.scoring.candidates import rank_tools, ranking_inputs
 from toolret.scoring.mftr import FEATURE_NAMES
 
 __all__ = ["choose_l2", "collect_query_features", "fit_pairwise", "fit_weights", "pair_diffs", "recall_at"]
@@ -61,7 +61,7 @@ def collect_query_features(
         for (query, tools), (qvec, fields) in zip(chunk, inputs):
             memory = history.tool_scores(qvec, m=cfg.memory.history_neighbors, exclude_query=query)
             hist = {snap.index_of[t]: s for t, s in memory.items() if t in snap.index_of} or None
-            ranked, _, _ = rank_query(snap, query, qvec, cfg, fields, hist)
+            ranked, _, _ = rank_tools(snap, query, qvec, cfg, fields, hist)
             relevant = {snap.index_of[t] for t in tools if t in snap.index_of}
             mask = np.array([c.index in relevant for c in ranked], dtype=bool)
             if not mask.any() or mask.all():

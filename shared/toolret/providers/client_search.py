@@ -21,7 +21,7 @@ from toolret.config import K, RetrievalConfig
 from toolret.errors import QueryError
 from toolret.providers.wire_names import WireNames
 from toolret.results import SearchResult
-from toolret.scope.tool_scope import Where, as_scope, check_in_restriction
+from toolret.scope.tool_scope import Where, as_scope, check_in_restriction, current_scope
 
 __all__ = ["ClientToolSearch", "field_of", "output_text", "run_live"]
 
@@ -83,7 +83,7 @@ class ClientToolSearch:
 
     def _call(self, tool_id: str, args: dict[str, Any], called: str, where: Where | None) -> Any:
         """Run the live tool ``tool_id`` with ``args``; one outside the restriction is a ScopeError, never run."""
-        check_in_restriction(self.kb._writer.snapshot, tool_id, self.allowed_ids, self._scope(where))
+        check_in_restriction(self.kb._writer.snapshot, tool_id, self.allowed_ids, self._scope(where), current_scope())
         return run_live(self.kb.tool(tool_id), args, called)
 
 

@@ -5,7 +5,7 @@ everything and dropping the others afterwards returns fewer than ``k`` of the ag
 whenever others rank higher, and lets tools the agent cannot call decide ``k="auto"``'s cut.
 Instead the search carries a boolean per tool (:attr:`SearchState.allowed
 <toolret.search.state.SearchState.allowed>`): candidates per field are drawn from the
-allowed tools only (:func:`toolret.scoring.candidates.rank_query`,
+allowed tools only (:func:`toolret.scoring.candidates.rank_tools`,
 :func:`toolret.index.dense.dense_search`), so every later stage sees nothing else.
 
 Example:

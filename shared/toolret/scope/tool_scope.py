@@ -295,15 +295,22 @@ def current_scope() -> ToolScope | None:
 
 
 def restriction(
-    snap: Snapshot, allowed_ids: Collection[str] | None, where: Where | None
+    snap: Snapshot,
+    allowed_ids: Collection[str] | None,
+    where: Where | None,
+    enclosing: ToolScope | None = None,
 ) -> tuple[np.ndarray | None, list[TraceStep]]:
-    """The boolean per tool a search may return (``allowed_ids`` AND ``where`` AND the enclosing
-    :func:`scoped` block's scope; None: every tool), and the trace steps that say so."""
+    """The boolean per tool a search may return (``allowed_ids`` AND ``where`` AND ``enclosing``;
+    None: every tool), and the trace steps that say so.
+
+    ``enclosing`` is the scope of the caller's :func:`scoped` block, which the edge that took the
+    call reads (:func:`current_scope`: ``ToolKnowledgeBase.begin_search``, the provider helpers) and
+    passes here: the engine never reads the context variable itself.
+    """
     allowed = None if allowed_ids is None else allowed_mask(snap, allowed_ids)
     steps = allowed_trace(allowed)
-    ambient = _AMBIENT.get()
-    if ambient is not None:
-        where = ambient.both(where)
+    if enclosing is not None:
+        where = enclosing.both(where)
     if where is None:
         return allowed, steps
     scope = as_scope(where)
@@ -313,13 +320,17 @@ def restriction(
 
 
 def check_in_restriction(
-    snap: Snapshot, tool_id: str, allowed_ids: Collection[str] | None, where: Where | None
+    snap: Snapshot,
+    tool_id: str,
+    allowed_ids: Collection[str] | None,
+    where: Where | None,
+    enclosing: ToolScope | None = None,
 ) -> None:
     """Raise :class:`ScopeError` naming ``tool_id`` when a search under this restriction could not return it.
 
     For executors: a model that calls a tool it was never offered (hallucinated, or injected by a
     tool's output) must not reach a tool outside the user's scope.
     """
-    mask, _ = restriction(snap, allowed_ids, where)
+    mask, _ = restriction(snap, allowed_ids, where, enclosing)
     if mask is not None and not mask[snap.index_of[tool_id]]:
         raise ScopeError(f"tool {tool_id!r} is outside this search's scope; it was not offered and is not run")

@@ -15,7 +15,7 @@ from toolret._exports import lazy_exports
 _EXPORTS = {
     "Ranking": "candidates",
     "named_tools": "candidates",
-    "rank_query": "candidates",
+    "rank_tools": "candidates",
     "top_n": "candidates",
     "ArgumentFit": "arguments",
     "CandidateScore": "ranked_candidates",

@@ -24,7 +24,7 @@ from toolret.scoring.intent import intent_field_texts
 from toolret.scoring.mftr import FieldSignals, evidence_score, score_candidates
 from toolret.scoring.ranked_candidates import RankedCandidates
 
-__all__ = ["Ranking", "named_tools", "query_fields", "rank_query", "ranking_inputs", "top_n"]
+__all__ = ["Ranking", "named_tools", "query_fields", "rank_tools", "ranking_inputs", "top_n"]
 
 _QUERY_WORDS = re.compile(r"[\w.]+", re.UNICODE)
 
@@ -80,7 +80,7 @@ def ranking_inputs(
     embedder: object, config: RetrievalConfig, texts: list[str], dim: int = 0
 ) -> list[tuple[np.ndarray, dict[str, tuple[str, np.ndarray]] | None]]:
     """For each unplanned query text, its vector and its field queries (:func:`query_fields`), all embedded
-    in one batch: what :func:`rank_query` takes beside the text."""
+    in one batch: what :func:`rank_tools` takes beside the text."""
     from toolret.index.framework_embedding import embed_queries
 
     per = [query_fields(config, t) for t in texts]
@@ -93,7 +93,7 @@ def ranking_inputs(
     ]
 
 
-def rank_query(
+def rank_tools(
     snap: Snapshot,
     text: str,
     qvec: np.ndarray,

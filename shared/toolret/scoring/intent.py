@@ -9,7 +9,7 @@ field and the parameter-missing penalty (:mod:`toolret.scoring.arguments`) still
 request. Dates and proper nouns stay: "tomorrow" and "Slack" are often the intent.
 
 The search embeds this text beside the request's (one batch) and passes it to
-:func:`toolret.scoring.candidates.rank_query` as the intent fields' own query; the dev-set signal
+:func:`toolret.scoring.candidates.rank_tools` as the intent fields' own query; the dev-set signal
 cache (:mod:`toolret.eval.signals`) does the same, so the two stay one computation.
 
 Example:

@@ -37,7 +37,7 @@ from toolret.index.snapshot import Snapshot
 from toolret.results import ScoredTool, TraceStep
 from toolret.scoring.arguments import ArgumentFit, spot_arguments
 from toolret.scoring.ranked_candidates import CandidateScore, RankedCandidates
-from toolret.search.plan_fusion import scored
+from toolret.search.fusion import scored_tool
 
 __all__ = ["add_producers", "keep_producers", "query_fills", "resolve_dependencies"]
 
@@ -152,7 +152,8 @@ def add_producers(
                 del out[at[pid]]
             where = out.index(next(t for t in out if t.id == consumer.id))
             out.insert(
-                where + (config.placement == "after"), scored(snap, pool[best], consumer.subtask, serves=consumer.id)
+                where + (config.placement == "after"),
+                scored_tool(snap, pool[best], consumer.subtask, serves=consumer.id),
             )
             notes.append(f"{pid} for {consumer.id} ({need.param})")
             added += 1

@@ -15,13 +15,24 @@ Example:
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from toolret.documents.text import tokenize
 from toolret.results import StagePath
 
-__all__ = ["MAX_SUBTASKS", "FieldQueries", "QueryPlan", "SubTask", "asks_for_something", "plan_offline"]
+__all__ = [
+    "MAX_SUBTASKS",
+    "FieldQueries",
+    "QueryPlan",
+    "RankingJob",
+    "SubTask",
+    "asks_for_something",
+    "field_texts",
+    "plan_jobs",
+    "plan_offline",
+]
 
 #: More parts than this is a list of items, not a list of requests.
 MAX_SUBTASKS = 4
@@ -143,3 +154,40 @@ def plan_offline(query: str) -> QueryPlan:
         subtasks=[SubTask(text=part, variants=[part]) for part in merged],
         path="offline",
     )
+
+
+@dataclass(frozen=True)
+class RankingJob:
+    """One ranking a plan asks for: of the whole request (``subtask=None``) or of one sub-task's text."""
+
+    subtask: int | None
+    text: str
+    fields: FieldQueries | None = None
+
+
+# MFTR field-aligned sub-queries: which planner field is matched against which tool field.
+_FIELD_OF = {"tool_description": "description", "intent": "examples", "expected_output": "response"}
+
+
+def plan_jobs(query: str, plan: QueryPlan | None) -> list[RankingJob]:
+    """The rankings a plan asks for: the whole request, then each sub-task's variants."""
+    if plan is None:
+        return [RankingJob(None, query)]
+    whole = plan.rewritten if plan.path == "llm" and plan.rewritten else query
+    jobs = [RankingJob(None, whole)]
+    if len(plan.subtasks) < 2 and plan.path != "llm":
+        return jobs
+    for i, sub in enumerate(plan.subtasks):
+        for variant in dict.fromkeys(sub.variants or [sub.text]):
+            jobs.append(RankingJob(i, variant, sub.fields if variant == sub.text else None))
+    return jobs
+
+
+def field_texts(fields: FieldQueries | None) -> dict[str, str]:
+    """A sub-task's field-aligned queries as {index field: text} (MFTR's field-aligned sub-queries)."""
+    if fields is None:
+        return {}
+    out = {target: getattr(fields, source) for source, target in _FIELD_OF.items() if getattr(fields, source)}
+    if fields.extracted_args:
+        out["parameters"] = "; ".join(fields.extracted_args)
+    return out

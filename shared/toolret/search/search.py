@@ -33,22 +33,29 @@ from typing import Any, ClassVar, Literal
 
 from typing_extensions import TypedDict
 
-from toolret.config import K, RetrievalConfig
+from toolret.config import K, RetrievalConfig, validate_k
+from toolret.errors import QueryError
+from toolret.index.embedding import Embedder
+from toolret.index.snapshot import Snapshot
 from toolret.results import ScoredTool, SearchResult
-from toolret.scope.tool_scope import ToolScope
+from toolret.scope.tool_scope import ToolScope, restriction
+from toolret.search.conversation import as_chat_history
+from toolret.search.query_text import QueryText, informative_query
 from toolret.search.stages import (
     finish_search,
     stage_fuse,
     stage_plan,
     stage_reflect,
+    stage_requery,
     stage_rerank,
     stage_retrieve,
 )
 from toolret.search.state import SearchState
+from toolret.search.token_budget import validate_budget
 
-__all__ = ["Search", "SearchOptions", "SearchRequest", "StageName"]
+__all__ = ["Search", "SearchOptions", "SearchRequest", "StageName", "begin", "checked_query"]
 
-StageName = Literal["plan", "retrieve", "fuse", "rerank", "reflect"]
+StageName = Literal["plan", "retrieve", "fuse", "rerank", "reflect", "requery"]
 
 
 @dataclass(frozen=True)
@@ -99,6 +106,22 @@ class SearchOptions(TypedDict, total=False):
     where: ToolScope | Mapping[str, Any] | None
 
 
+def checked_query(query: object, k: object, config: RetrievalConfig) -> QueryText:
+    """The text a search runs on, after checking it and ``k`` (:func:`validate_k`).
+
+    A query over ``config.max_query_chars`` or holding blobs is not refused: its informative
+    part is searched (:func:`toolret.search.query_text.informative_query`) and
+    :meth:`QueryText.trace` says so in the result's trace.
+    """
+    if not isinstance(query, str):
+        raise QueryError(f"query must be a string, not {type(query).__name__}")
+    text = informative_query(query, config.max_query_chars)
+    if not text.text:
+        raise QueryError("query is empty")
+    validate_k(k, config)
+    return text
+
+
 class Search:
     """A begun search: the request, its state, and the stages to run over it.
 
@@ -108,13 +131,14 @@ class Search:
     """
 
     #: Every stage, in first-pass order; each reads and extends :attr:`state`.
-    STAGES: ClassVar[tuple[StageName, ...]] = ("plan", "retrieve", "fuse", "rerank", "reflect")
+    STAGES: ClassVar[tuple[StageName, ...]] = ("plan", "retrieve", "fuse", "rerank", "reflect", "requery")
     _RUN: ClassVar[dict[StageName, Callable[[SearchState], Any]]] = {
         "plan": stage_plan,
         "retrieve": stage_retrieve,
         "fuse": stage_fuse,
         "rerank": stage_rerank,
         "reflect": stage_reflect,
+        "requery": stage_requery,
     }
 
     def __init__(self, request: SearchRequest, state: SearchState) -> None:
@@ -127,19 +151,19 @@ class Search:
         """The stage to run after ``done`` (``None``: the first), or ``None`` when only finishing is left.
 
         plan -> retrieve -> fuse -> rerank -> reflect, then while reflection found uncovered
-        sub-tasks: retrieve (a re-query of those) -> reflect again, bounded by ``reflect_rounds``.
+        sub-tasks: requery (those sub-tasks, searched again) -> reflect, bounded by ``reflection.rounds``.
         """
-        if done is None:
-            return "plan"
-        if done == "plan":
-            return "retrieve"
-        if done == "retrieve":
-            return "reflect" if self.state.requeried else "fuse"
-        if done == "fuse":
-            return "rerank"
-        if done == "rerank":
-            return "reflect"
-        return "retrieve" if self.state.requerying else None
+        following: dict[StageName | None, StageName] = {
+            None: "plan",
+            "plan": "retrieve",
+            "retrieve": "fuse",
+            "fuse": "rerank",
+            "rerank": "reflect",
+            "requery": "reflect",
+        }
+        if done == "reflect":
+            return "requery" if self.state.pending is not None else None
+        return following[done]
 
     def run_stage(self, stage: StageName) -> None:
         """Run one stage on the state and add its time to :attr:`stage_ms`."""
@@ -168,3 +192,48 @@ class Search:
         import asyncio  # here, not at the top: a synchronous search never loads asyncio (cold start)
 
         return await asyncio.to_thread(self.run)
+
+
+def begin(
+    request: SearchRequest,
+    *,
+    snapshot: Snapshot,
+    embedder: Embedder,
+    config: RetrievalConfig | None,
+    llm: Any = None,
+    memory: Any = None,
+    cross_encoders: Any = None,
+    enclosing_scope: ToolScope | None = None,
+) -> Search:
+    """Assemble one search from ``request`` and what the knowledge base holds at this moment.
+
+    The config resolves (the request's, else the knowledge base's ``config``), the query and ``k``
+    are checked (:func:`checked_query`), the restriction is computed once from ``allowed_ids``,
+    ``where`` and ``enclosing_scope`` (the caller's :func:`~toolret.scope.tool_scope.scoped` block,
+    passed explicitly: nothing below reads it), and the state every stage reads is built.
+    ``memory`` is the knowledge base's :class:`~toolret.memory.usage_log.UsageLog`,
+    ``cross_encoders`` its :class:`~toolret.search.rerank.CrossEncoderCache`.
+    """
+    cfg = RetrievalConfig.resolve(request.config, config)
+    text = checked_query(request.query, request.k, cfg)
+    k = validate_k(request.k, cfg)
+    auto = k == "auto"
+    allowed, restricted = restriction(snapshot, request.allowed_ids, request.where, enclosing_scope)
+    state = SearchState(
+        snap=snapshot,
+        embedder=embedder,
+        query=text.text,
+        trace=text.trace() + restricted,
+        k=cfg.auto_k.max_k if auto else int(k),
+        config=cfg,
+        llm=llm if request.llm is None else request.llm,
+        memory=memory.history if memory is not None else None,
+        cross_encoder=cross_encoders.get(cfg) if cross_encoders is not None else None,
+        auto=auto,
+        conversation=as_chat_history(request.conversation),
+        token_budget=validate_budget(request.token_budget),
+        definition=request.definition,
+        allowed=allowed,
+        learned=memory.learned if memory is not None and cfg.memory.use_learned else None,
+    )
+    return Search(request, state)

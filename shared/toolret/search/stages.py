@@ -7,11 +7,11 @@ stage order) and get exactly what ``ToolKnowledgeBase.search`` gets:
 
 :func:`stage_plan` (balanced/full: offline or LLM query planning) -> :func:`stage_retrieve`
 (``embed_query``: one batched call for every text the plan needs; ``candidates`` + ``mftr`` per
-query text, :func:`toolret.scoring.candidates.rank_query`) -> :func:`stage_fuse` (variants of a sub-task by
+query text, :func:`toolret.scoring.candidates.rank_tools`) -> :func:`stage_fuse` (variants of a sub-task by
 reciprocal rank fusion, then sub-tasks by per-sub-task budgets; or ``select``: a single query's
 top list) -> :func:`stage_rerank` (cross-encoder or LLM, :mod:`toolret.search.rerank`) ->
-:func:`stage_reflect` (is every sub-task covered? if not, :func:`stage_retrieve` re-queries the
-uncovered ones, :mod:`toolret.search.reflection`; at most ``reflect_rounds`` rounds) ->
+:func:`stage_reflect` (is every sub-task covered? if not, :func:`stage_requery` searches the
+uncovered ones again, :mod:`toolret.search.reflection`; at most ``reflection.rounds`` rounds) ->
 :func:`finish_search` (the top k, or ``k="auto"``'s precise set; then, with a ``token_budget`` or
 the caller's ``definition``, :func:`toolret.search.token_budget.fit_definitions`).
 
@@ -21,7 +21,7 @@ Example:
     >>> state = kb.begin_search("weather in Paris", k=1, config="balanced").state
     >>> stage_plan(state); stage_retrieve(state); stage_fuse(state); stage_rerank(state)
     >>> while stage_reflect(state):
-    ...     stage_retrieve(state)
+    ...     stage_requery(state)
     >>> finish_search(state).ids
     ['get_weather']
 """
@@ -33,19 +33,20 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any, TypeVar
 
-from toolret.config import RetrievalConfig, validate_k
-from toolret.errors import QueryError
+import numpy as np
+
+from toolret.config import RetrievalConfig
+from toolret.documents.docstrings import docstring_summary
 from toolret.index.framework_embedding import embed_queries
 from toolret.index.snapshot import Snapshot
 from toolret.memory.past_use import HistorySnapshot
 from toolret.results import ScoredTool, SearchResult, StagePath, TraceStep
-from toolret.scoring.candidates import query_fields, rank_query, ranking_inputs
+from toolret.scoring.candidates import query_fields, rank_tools, ranking_inputs
 from toolret.search.auto_k import select_auto
 from toolret.search.dependencies import keep_producers, resolve_dependencies
+from toolret.search.fusion import fuse_rankings, scored_tool
 from toolret.search.language import language_step
-from toolret.search.plan_fusion import field_texts, fuse_rankings, plan_jobs, plan_query, scored
-from toolret.search.planning import SubTask
-from toolret.search.query_text import QueryText, informative_query
+from toolret.search.planning import QueryPlan, SubTask, field_texts, plan_jobs, plan_offline
 from toolret.search.reflection import (
     Coverage,
     LLMCoverageJudge,
@@ -60,38 +61,16 @@ from toolret.search.token_budget import fit_definitions, stored_definition
 
 __all__ = [
     "SearchState",
-    "checked_query",
     "finish_search",
     "stage_fuse",
     "stage_plan",
     "stage_reflect",
+    "stage_requery",
     "stage_rerank",
     "stage_retrieve",
-    "validate_query",
 ]
 
 T = TypeVar("T")
-
-
-def checked_query(query: object, k: object, config: RetrievalConfig) -> QueryText:
-    """The text a search runs on, after checking it and ``k`` (:func:`validate_k`).
-
-    A query over ``config.max_query_chars`` or holding blobs is not refused: its informative
-    part is searched (:func:`toolret.search.query_text.informative_query`) and
-    :meth:`QueryText.trace` says so in the result's trace.
-    """
-    if not isinstance(query, str):
-        raise QueryError(f"query must be a string, not {type(query).__name__}")
-    text = informative_query(query, config.max_query_chars)
-    if not text.text:
-        raise QueryError("query is empty")
-    validate_k(k, config)
-    return text
-
-
-def validate_query(query: object, k: object, config: RetrievalConfig) -> str:
-    """:func:`checked_query`'s text: what a search with this query and ``k`` runs on."""
-    return checked_query(query, k, config).text
 
 
 def _timed(trace: list[TraceStep], stage: str, fn: Callable[[], T], note: str = "") -> T:
@@ -121,12 +100,63 @@ def stage_plan(state: SearchState) -> None:
     state.jobs = plan_jobs(state.query, state.plan)
 
 
+def plan_query(state: SearchState) -> QueryPlan | None:
+    """The plan per ``config.planner``: none, the offline planner, or the LLM's (offline without one)."""
+    query, config, llm, trace = state.query, state.config, state.llm, state.trace
+    if config.planner == "none":
+        return None
+    timeout = state.llm_timeout()
+    if config.planner == "llm" and llm is not None and timeout is not None:
+        from toolret.search.llm_planning import plan_with_llm
+
+        feedback = _feedback_docs(state.snap, query, config.planning.prf_docs)
+        plan, step = state.spend_llm(
+            lambda: plan_with_llm(
+                query,
+                llm,
+                history=state.conversation or None,
+                feedback_docs=feedback or None,
+                n_variants=config.planning.n_variants,
+                timeout=timeout,
+                steps=config.llm_steps,
+            )
+        )
+        extra = [
+            f"{n} {what}"
+            for n, what in ((len(state.conversation), "history turn(s)"), (len(feedback), "feedback doc(s)"))
+            if n
+        ]
+        if extra:
+            step = step.model_copy(update={"note": "; ".join([step.note, *extra]) if step.note else "; ".join(extra)})
+        trace.append(step)
+        return plan
+    start = time.perf_counter()
+    plan = plan_offline(query)
+    ms = (time.perf_counter() - start) * 1000
+    if config.planner == "llm":
+        why = "no LLM configured" if llm is None else state.budget_note()
+        trace.append(
+            TraceStep(
+                stage="plan", path="fallback", ms=ms, note=f"{why}: offline planner, {len(plan.subtasks)} sub-task(s)"
+            )
+        )
+    else:
+        trace.append(TraceStep(stage="plan", path="offline", ms=ms, note=f"{len(plan.subtasks)} sub-task(s)"))
+    return plan
+
+
+def _feedback_docs(snap: Snapshot, query: str, n: int) -> list[str]:
+    """Pseudo-relevance feedback: the ``n`` best BM25 tools of the raw query, as
+    ``name: first sentence`` lines the LLM planner reads (as data) for the registry's vocabulary."""
+    if n <= 0 or len(snap) == 0:
+        return []
+    scores = snap.lexical["description"].scores(query)
+    best = [int(i) for i in np.argsort(-scores, kind="stable")[:n] if scores[i] > 0]
+    return [f"{snap.docs[i].name}: {docstring_summary(snap.docs[i].description)}" for i in best]
+
+
 def stage_retrieve(state: SearchState) -> None:
-    """Rank every planned query text; during reflection, re-query the uncovered sub-tasks instead."""
-    state.requeried = state.requerying
-    if state.requeried:
-        _requery(state)
-        return
+    """Rank every planned query text: one batched embedding, then candidates and MFTR per text."""
     snap, config = state.snap, state.config
     if len(snap) == 0:
         state.trace.append(TraceStep(stage="candidates", path="skipped", ms=0.0, note="knowledge base is empty"))
@@ -151,7 +181,7 @@ def stage_retrieve(state: SearchState) -> None:
         timings["candidates"] = timings.get("candidates", 0.0) + (time.perf_counter() - start) * 1000
         fields = {f: (t, vec_of[t]) for f, t in ft.items()} or None
         state.rankings.append(
-            rank_query(
+            rank_tools(
                 snap,
                 job.text,
                 vec_of[job.text],
@@ -190,7 +220,7 @@ def stage_fuse(state: SearchState) -> None:
         state.tools = _timed(
             state.trace,
             "select",
-            lambda: [scored(snap, c) for c in state.rankings[0].candidates[:depth]],
+            lambda: [scored_tool(snap, c) for c in state.rankings[0].candidates[:depth]],
             note=f"top {depth}",
         )
         return
@@ -251,7 +281,8 @@ def stage_rerank(state: SearchState) -> None:
 
 
 def stage_reflect(state: SearchState) -> bool:
-    """Judge sub-task coverage; True when :func:`stage_retrieve` must re-query (bounded by reflect_rounds)."""
+    """Judge sub-task coverage; True when :func:`stage_requery` must search the uncovered sub-tasks
+    again (``state.pending``; at most ``reflection.rounds`` rounds)."""
     config, plan = state.config, state.plan
     if config.reflection.rounds < 1 or plan is None or not plan.subtasks or not state.tools:
         return False
@@ -294,7 +325,8 @@ def stage_reflect(state: SearchState) -> bool:
     return state.pending is not None
 
 
-def _requery(state: SearchState) -> None:
+def stage_requery(state: SearchState) -> None:
+    """Search again for the sub-tasks reflection found uncovered, and place what they find."""
     assert state.plan is not None and state.pending is not None
     start = time.perf_counter()
     for index in state.pending.uncovered:
@@ -328,10 +360,10 @@ def _plain_search(state: SearchState, text: str, n: int) -> list[ScoredTool]:
     """One unplanned MFTR ranking of ``text``: the re-query of an uncovered sub-task."""
     ((qvec, fields),) = ranking_inputs(state.embedder, state.config, [text], state.snap.dim)
     history = _history_for(state.snap, state.memory, qvec, state.config)
-    ranking = rank_query(
+    ranking = rank_tools(
         state.snap, text, qvec, state.config, fields, history, allowed=state.allowed, learned=state.learned
     )
-    return [scored(state.snap, c) for c in ranking.candidates[:n]]
+    return [scored_tool(state.snap, c) for c in ranking.candidates[:n]]
 
 
 def finish_search(state: SearchState) -> SearchResult:

@@ -20,21 +20,12 @@ from toolret.llm.protocol import ChatMessage
 from toolret.memory.past_use import HistorySnapshot
 from toolret.results import ScoredTool, TraceStep
 from toolret.scoring.candidates import Ranking
-from toolret.search.planning import FieldQueries, QueryPlan
+from toolret.search.planning import QueryPlan, RankingJob
 from toolret.search.reflection import Coverage
 
 __all__ = ["SearchState"]
 
 T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class _Job:
-    """One ranking to run: for the whole request (``subtask=None``) or one sub-task."""
-
-    subtask: int | None
-    text: str
-    fields: FieldQueries | None = None
 
 
 @dataclass
@@ -58,7 +49,7 @@ class SearchState:
     auto: bool = False
     trace: list[TraceStep] = field(default_factory=list)
     plan: QueryPlan | None = None
-    jobs: list[_Job] = field(default_factory=list)
+    jobs: list[RankingJob] = field(default_factory=list)
     rankings: list[Ranking] = field(default_factory=list)
     tools: list[ScoredTool] = field(default_factory=list)
     reflect_round: int = 0
@@ -68,8 +59,6 @@ class SearchState:
     subtask_lists: dict[int, list[ScoredTool]] = field(default_factory=dict)
     #: Earlier chat turns (``search(..., conversation=...)``), read by the LLM planner.
     conversation: list[ChatMessage] = field(default_factory=list)
-    #: True right after :func:`stage_retrieve` ran reflection's re-query (not a first retrieval).
-    requeried: bool = False
     #: Seconds the LLM steps of this search have taken so far (bounded by ``config.llm_budget_s``).
     llm_spent_s: float = 0.0
     #: Tokens the chosen tools' definitions may take (None: no budget; :mod:`toolret.search.token_budget`).
@@ -105,8 +94,3 @@ class SearchState:
     def depth(self) -> int:
         """How many tools fusion keeps: k, or more when a reranker will read further down."""
         return max(self.k, self.config.rerank.top_n) if self.config.reranker != "none" else self.k
-
-    @property
-    def requerying(self) -> bool:
-        """True when reflection found uncovered sub-tasks that :func:`stage_retrieve` must re-query."""
-        return self.pending is not None

@@ -91,7 +91,7 @@ async def test_a_turns_search_reads_the_latest_user_message_of_any_message_shape
     ]
     assert tools.search_turn(chat, 1).ids == ["get_weather"] == (await tools.asearch_turn(chat, 1)).ids
     assert tools.search_turn([("assistant", "hello")], 1) is None
-    assert tools.select("send an e-mail to Bob", 1) == [send_email]
+    assert tools.live(tools.search("send an e-mail to Bob", 1)) == [send_email]
     own = tools.search("is it raining in Oslo?", 1)
     assert tools.follow_up(chat, own, 1).ids == own.ids  # a new request: its own result stands
 
@@ -116,14 +116,14 @@ def test_fit_reads_each_tools_definition_as_presented_and_counts_the_fixed_tools
         assert tools.fit(result, 60, always=[send_email, send_email]).ids == []  # the fixed tools took the budget
 
 
-async def test_search_for_runs_the_turns_search_or_a_custom_query_or_nothing(embedder):
+async def test_search_turn_runs_the_turns_search_or_a_custom_query_or_nothing(embedder):
     tools = AgentTools(embedder=embedder)
     tools.ensure(TOOLS)
     chat = [("user", "convert 20 euros to yen"), ("assistant", "2,600 yen."), ("user", "is it raining in Oslo?")]
-    assert tools.search_for("ignored when messages are given", 1, messages=chat).ids == ["get_weather"]
-    assert (await tools.asearch_for(None, 1, messages=chat)).ids == ["get_weather"]
-    assert tools.search_for("send an e-mail to Bob", 1, conversation=chat).ids == ["send_email"]
-    assert tools.search_for("", 1) is None and await tools.asearch_for(None, 1) is None
+    assert tools.search_turn(chat, 1, query="ignored when messages are given").ids == ["get_weather"]
+    assert (await tools.asearch_turn(chat, 1)).ids == ["get_weather"]
+    assert tools.search_turn(None, 1, query="send an e-mail to Bob", conversation=chat).ids == ["send_email"]
+    assert tools.search_turn(None, 1, query="") is None and await tools.asearch_turn(None, 1) is None
 
 
 def test_a_view_shares_the_tools_under_another_config(embedder):

@@ -8,7 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from toolret import ConfigError
-from toolret.agents.working_set import RecentTools, capped, lru_add, offered, rebind, within
+from toolret.agents.working_set import RecentTools, capped, lru_add, offered, rebind, share_slots
 
 
 def test_lru_add_makes_names_most_recent_and_cuts_to_the_cap():
@@ -17,9 +17,9 @@ def test_lru_add_makes_names_most_recent_and_cuts_to_the_cap():
 
 
 def test_a_remembered_tool_takes_a_slot_but_never_the_best_hits():
-    assert within(["w1", "w2", "w3"], ["used"], 3) == ["w1", "w2", "used"]
-    assert within(["w1"], ["u1", "u2", "u3"], 2) == ["w1", "u1"]  # the best hit keeps its slot
-    assert within([], ["u1"], 2) == ["u1"]
+    assert share_slots(["w1", "w2", "w3"], ["used"], 3) == ["w1", "w2", "used"]
+    assert share_slots(["w1"], ["u1", "u2", "u3"], 2) == ["w1", "u1"]  # the best hit keeps its slot
+    assert share_slots([], ["u1"], 2) == ["u1"]
 
 
 def test_a_remembered_tool_ranked_below_the_hits_that_fit_stays_on_offer():
@@ -29,8 +29,8 @@ def test_a_remembered_tool_ranked_below_the_hits_that_fit_stays_on_offer():
     live = {n: 1 for n in ["isleap", "prcal", "monthrange", "median", "factorial"]}.get
     found = ["isleap", "prcal", "monthrange"]
     assert offered(found, ["monthrange", "median", "factorial"], live, limit=3) == ["isleap", "monthrange", "median"]
-    assert within(["u", "w1", "w2"], ["u"], 2) == ["u", "w1"]  # a remembered best hit takes one slot
-    assert within(["w1", "w2", "u"], ["u"], 4) == ["w1", "w2", "u"]
+    assert share_slots(["u", "w1", "w2"], ["u"], 2) == ["u", "w1"]  # a remembered best hit takes one slot
+    assert share_slots(["w1", "w2", "u"], ["u"], 4) == ["w1", "w2", "u"]
 
 
 def test_rebind_seeds_then_applies_searches_and_calls_in_order_within_known_and_cap():

@@ -11,7 +11,7 @@ from toolret.config import RetrievalConfig
 from toolret.index.ann import HalfScanIndex
 from toolret.index.dense import dense_scores, dense_search
 from toolret.index.snapshot import build_snapshot
-from toolret.scoring.candidates import rank_query
+from toolret.scoring.candidates import rank_tools
 
 DIM = 32
 WORDS = "weather currency email calendar invoice stock flight hotel music translate map recipe".split()
@@ -76,11 +76,11 @@ def test_float16_snapshot_ranks_the_same_top_k_as_float32():
     heuristic = RetrievalConfig.preset("fast").with_(fusion="heuristic")
     for i, q in enumerate(queries[:20]):
         text = f"{WORDS[i % len(WORDS)]} helper for {WORDS[(i * 5) % len(WORDS)]}"
-        want, _, _ = rank_query(exact, text, q, heuristic)
-        got, _, _ = rank_query(approx, text, q, heuristic)
+        want, _, _ = rank_tools(exact, text, q, heuristic)
+        got, _, _ = rank_tools(approx, text, q, heuristic)
         assert [c.index for c in got[:5]] == [c.index for c in want[:5]]
-        want, _, _ = rank_query(exact, text, q, RetrievalConfig.preset("fast"))
-        got, _, _ = rank_query(approx, text, q, RetrievalConfig.preset("fast"))
+        want, _, _ = rank_tools(exact, text, q, RetrievalConfig.preset("fast"))
+        got, _, _ = rank_tools(approx, text, q, RetrievalConfig.preset("fast"))
         assert len({c.index for c in got[:5]} & {c.index for c in want[:5]}) >= 4
 
 

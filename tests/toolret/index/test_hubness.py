@@ -11,7 +11,7 @@ from toolret import RetrievalConfig, ToolDoc, ToolKnowledgeBase
 from toolret.index import snapshot as snapshot_module
 from toolret.index.hubness import HUB_FIELDS, hubness, load_hubness, save_hubness, tool_hubness
 from toolret.index.snapshot import build_snapshot
-from toolret.scoring.candidates import rank_query
+from toolret.scoring.candidates import rank_tools
 
 
 def _fast() -> RetrievalConfig:
@@ -74,10 +74,10 @@ def test_hubness_weight_demotes_or_favours_a_tool_in_a_dense_region(weight: floa
     assert snap.hubness["description"][0] > snap.hubness["description"][3] + 0.2
     query = _unit(0.67703, 1, 0, 0)  # the same cosine with alpha_one as with omega
     cfg = _fast().with_(fields=("description",), evidence_slope=0.0, hubness_weight=0.0)
-    tie, _, _ = rank_query(snap, "zzz", query, cfg)
+    tie, _, _ = rank_tools(snap, "zzz", query, cfg)
     scores = {docs[c.index].name: c.score for c in tie}
     assert abs(scores["alpha_one"] - scores["omega"]) < 1e-3
-    ranked, _, _ = rank_query(snap, "zzz", query, cfg.with_(hubness_weight=weight))
+    ranked, _, _ = rank_tools(snap, "zzz", query, cfg.with_(hubness_weight=weight))
     assert docs[ranked[0].index].name == first
     assert ranked[0].cosine == pytest.approx(max(c.cosine for c in tie), abs=1e-5)  # the raw cosine, unchanged
 

@@ -9,7 +9,7 @@ import pytest
 
 from toolret import RetrievalConfig, ToolKnowledgeBase
 from toolret.search.query_text import informative_query
-from toolret.search.stages import checked_query
+from toolret.search.search import checked_query
 
 _B64 = base64.b64encode(os.urandom(3_000)).decode()  # a pasted attachment
 _HEX = os.urandom(64).hex()

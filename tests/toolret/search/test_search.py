@@ -52,9 +52,9 @@ def test_reflection_requeries_go_back_to_reflect_and_stay_bounded(kb):
     search = kb.begin_search(MULTI, k=3, config=config)
     order = _stages_run(search)
     state = search.state
-    # every re-query (a retrieve after reflect) is judged again, never fused and reranked again;
+    # every re-query (its own stage, after reflect) is judged again, never fused and reranked again;
     # the fourth reflect finds the three rounds spent and ends the search
-    assert order == ["plan", "retrieve", "fuse", "rerank", "reflect"] + ["retrieve", "reflect"] * 3
+    assert order == ["plan", "retrieve", "fuse", "rerank", "reflect"] + ["requery", "reflect"] * 3
     assert state.reflect_round == 3
     assert [s.note.split(":")[0] for s in state.trace if s.stage == "requery"] == ["round 1", "round 2", "round 3"]
 
