@@ -307,10 +307,9 @@ class AgentTools:
         """
         if messages is None:
             return self.search(query, k, conversation=conversation) if query else None
-        latest = latest_request(messages)
-        if latest is None:
+        if (turn := _split_turn(messages)) is None:
             return None
-        earlier = before_latest(messages)
+        latest, earlier = turn
         return self._with_follow_up(latest, earlier, self.search(latest, k, conversation=earlier), k)
 
     async def asearch_turn(
@@ -324,10 +323,9 @@ class AgentTools:
         """:meth:`search_turn` without blocking the event loop."""
         if messages is None:
             return await self.asearch(query, k, conversation=conversation) if query else None
-        latest = latest_request(messages)
-        if latest is None:
+        if (turn := _split_turn(messages)) is None:
             return None
-        earlier = before_latest(messages)
+        latest, earlier = turn
         own = await self.asearch(latest, k, conversation=earlier)
         return await asyncio.to_thread(self._with_follow_up, latest, earlier, own, k)
 
@@ -460,3 +458,9 @@ def names_text(names: Sequence[str], limit: int = 10) -> str:
     """``names`` joined for a message, the first ``limit`` of them and how many more."""
     shown = ", ".join(names[:limit])
     return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
+
+
+def _split_turn(messages: Sequence[Any]) -> tuple[str, list[Any]] | None:
+    """(the latest user message, the messages before it), or None when no message is the user's."""
+    latest = latest_request(messages)
+    return None if latest is None else (latest, before_latest(messages))

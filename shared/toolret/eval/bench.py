@@ -26,9 +26,7 @@ from toolret.eval.methods import (
 )
 from toolret.eval.tables import format_table, write_json
 
-__all__ = ["DEFAULT_BENCH_LIMIT", "CachedIndexing", "run_bench"]
-
-DEFAULT_BENCH_LIMIT = 500
+__all__ = ["CachedIndexing", "run_bench"]
 
 
 class CachedIndexing:

@@ -10,8 +10,7 @@ import argparse
 from typing import Any
 
 from toolret.errors import ConfigError
-from toolret.eval.bench import DEFAULT_BENCH_LIMIT, run_bench
-from toolret.eval.methods import dedupe
+from toolret.eval.methods import DEFAULT_BENCH_LIMIT, dedupe
 
 __all__ = ["add_bench_parsers"]
 
@@ -63,7 +62,7 @@ def add_bench_parsers(verbs: Any) -> None:
         "(e.g. packaged:all-MiniLM-L6-v2-onnx-int8, the stock model); repeatable",
     )
     bench.add_argument("--out", default=".bench", help="folder for bench.json and bench.md (default: .bench)")
-    bench.set_defaults(run=run_bench)
+    bench.set_defaults(run=_run_bench)
 
     scale = verbs.add_parser("bench-scale", help="recall, latency and memory vs registry size (1k..100k tools)")
     scale.add_argument("--datasets-root", default="../shared/benchmarks", help="folder of dataset folders")
@@ -95,3 +94,11 @@ def _cmd_bench_scale(args: argparse.Namespace) -> int:
         presets=dedupe(args.preset or ["fast", "balanced"]),
     )
     return 0
+
+
+def _run_bench(args: argparse.Namespace) -> int:
+    """``toolret bench``: the runner is imported when the verb runs, not when the parser is built
+    (every ``toolret search`` builds it: README's cold start)."""
+    from toolret.eval.bench import run_bench
+
+    return run_bench(args)

@@ -15,6 +15,7 @@ from toolret.errors import ConfigError
 
 __all__ = [
     "BASELINES",
+    "DEFAULT_BENCH_LIMIT",
     "DEFAULT_PRESET",
     "METHODS",
     "PresetView",
@@ -26,6 +27,9 @@ __all__ = [
     "method_label",
     "release",
 ]
+
+#: Queries per dataset ``toolret bench`` samples by default (seed 0).
+DEFAULT_BENCH_LIMIT = 500
 
 METHODS = ("mftr", "bm25", "cosine")
 #: Single-signal baselines (toolret.eval.baseline): their label is the method name, not a preset.

@@ -41,7 +41,6 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from toolret.documents.text import tokenize
 from toolret.documents.tool_doc import ToolDoc
-from toolret.llm.prompts import REFLECT_V1, render
 from toolret.llm.protocol import LLM, ChatMessage, structured_call
 from toolret.llm.steps import LLMSteps
 from toolret.results import ScoredTool, StagePath, TraceStep
@@ -165,6 +164,8 @@ class LLMCoverageJudge:
 
     def messages(self, plan: QueryPlan, tools: list[ScoredTool], docs: Mapping[str, ToolDoc]) -> list[ChatMessage]:
         """The prompt: the request, the numbered sub-tasks and the selected tools' cards, all as data."""
+        from toolret.llm.prompts import REFLECT_V1, render  # only with an LLM: not on every search's path
+
         cards = [
             card_line(t.id, docs.get(t.id), t.name) + (f" | covers: {t.subtask}" if t.subtask else "") for t in tools
         ]
@@ -180,6 +181,8 @@ class LLMCoverageJudge:
         uncovered = sorted({u - 1 for u in out.uncovered if 1 <= u <= n})
         bad = len({u for u in out.uncovered if not 1 <= u <= n})
         rewrites = {k - 1: v for k, v in out.rewrites.items() if k - 1 in uncovered}
+        from toolret.llm.prompts import REFLECT_V1
+
         note = f"{len(uncovered)} of {n} sub-task(s) uncovered by {self.name} ({REFLECT_V1.id})"
         if bad:
             note += f", ignored {bad} out-of-range number(s)"

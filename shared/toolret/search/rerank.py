@@ -43,7 +43,6 @@ from pydantic import BaseModel, Field, field_validator
 from toolret.config import RetrievalConfig
 from toolret.documents.tool_doc import FIELDS, ToolDoc
 from toolret.errors import ConfigError, MissingDependencyError
-from toolret.llm.prompts import RERANK_POINTWISE_V1, RERANK_V1, render
 from toolret.llm.protocol import LLM, ChatMessage, structured_call
 from toolret.llm.steps import LLMSteps
 from toolret.results import ScoredTool, StagePath, TraceStep
@@ -328,12 +327,16 @@ class LLMReranker(_Stage):
         self.llm, self.top_n, self.mode = llm, top_n, mode
         self.steps = steps or LLMSteps()
         self.drop_irrelevant, self.min_keep, self.retries = drop_irrelevant, min_keep, self.steps.retries_or(retries)
+        from toolret.llm.prompts import RERANK_POINTWISE_V1, RERANK_V1  # only with an LLM: not on every search's path
+
         self.template = RERANK_V1 if mode == "listwise" else RERANK_POINTWISE_V1
         self.schema: type[BaseModel] = ListwiseRanking if mode == "listwise" else PointwiseScores
         self.name = f"llm-{mode}:{getattr(llm, 'name', type(llm).__name__)}"
 
     def messages(self, query: str, head: Sequence[ScoredTool], docs: Mapping[str, ToolDoc]) -> list[ChatMessage]:
         """The prompt for ``head``: bounded, with the query and every card as data."""
+        from toolret.llm.prompts import render
+
         cards = [card_line(t.id, docs.get(t.id), t.name) for t in head]
         return self.steps.instructed(render(self.template, query=query[:MAX_QUERY_CHARS], tools=cards))
 
