@@ -31,7 +31,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from functools import partial
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -47,17 +47,12 @@ from toolret.search.dependencies import keep_producers, resolve_dependencies
 from toolret.search.fusion import fuse_rankings, scored_tool
 from toolret.search.language import language_step
 from toolret.search.planning import QueryPlan, SubTask, field_texts, plan_jobs, plan_offline
-from toolret.search.reflection import (
-    Coverage,
-    LLMCoverageJudge,
-    fill_uncovered,
-    judge_coverage,
-    offline_rewrite,
-)
 from toolret.search.relevance_floor import apply_floor, floor_for
-from toolret.search.rerank import LLMReranker
 from toolret.search.state import SearchState
 from toolret.search.token_budget import fit_definitions, stored_definition
+
+if TYPE_CHECKING:  # the reranker and reflection load only when a preset runs them (cold start)
+    from toolret.search.reflection import Coverage
 
 __all__ = [
     "SearchState",
@@ -239,6 +234,11 @@ def stage_fuse(state: SearchState) -> None:
 def stage_rerank(state: SearchState) -> None:
     """Rerank the head of the list per ``config.reranker``; the selection is then cut to k."""
     config = state.config
+    if config.reranker == "none":
+        state.tools = state.tools[: state.k]
+        return
+    from toolret.search.rerank import LLMReranker  # here: loaded only by presets that rerank
+
     reranker: Any = None
     why = ""
     timeout = state.llm_timeout()
@@ -294,6 +294,8 @@ def stage_reflect(state: SearchState) -> bool:
         return False
     if state.reflect_round >= config.reflection.rounds:
         return False
+    from toolret.search.reflection import LLMCoverageJudge, judge_coverage  # only presets that reflect
+
     state.reflect_round += 1
     start = time.perf_counter()
     judge = None
@@ -327,6 +329,8 @@ def stage_reflect(state: SearchState) -> bool:
 
 def stage_requery(state: SearchState) -> None:
     """Search again for the sub-tasks reflection found uncovered, and place what they find."""
+    from toolret.search.reflection import fill_uncovered, offline_rewrite
+
     assert state.plan is not None and state.pending is not None
     start = time.perf_counter()
     for index in state.pending.uncovered:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -21,7 +21,9 @@ from toolret.memory.past_use import HistorySnapshot
 from toolret.results import ScoredTool, TraceStep
 from toolret.scoring.candidates import Ranking
 from toolret.search.planning import QueryPlan, RankingJob
-from toolret.search.reflection import Coverage
+
+if TYPE_CHECKING:  # reflection loads only when a preset reflects (cold start)
+    from toolret.search.reflection import Coverage
 
 __all__ = ["SearchState"]
 
