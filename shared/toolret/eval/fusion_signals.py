@@ -34,11 +34,13 @@ class FusionArrays:
     heuristic: np.ndarray | None = None
 
 
-def fusion_arrays(sig: DatasetSignals, depth: int = POOL_DEPTH, *, hand_set: np.ndarray | None = None) -> FusionArrays:
+def fusion_arrays(
+    sig: DatasetSignals, candidates_per_field: int = POOL_DEPTH, *, hand_set: np.ndarray | None = None
+) -> FusionArrays:
     """:func:`~toolret.scoring.learned_fusion.fusion_features` of a set's cached signals, with ``hand_set``
     ([Q, C], the hand-set fusion's scores of the same requests) when a fit needs them for its scale
     (:func:`toolret.training.fusion_fit.training_arrays`)."""
-    pool = sig.valid & (sig.rank < depth)
+    pool = sig.valid & (sig.rank < candidates_per_field)
     cols = {name: i for i, name in enumerate(QUERY_FEATURES)}
     query = sig.qfeat[:, [cols["idf_mass"], cols["oov_share"], cols["n_ident"], cols["n_tokens"]]]
     x, r = fusion_features(

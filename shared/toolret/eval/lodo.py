@@ -76,7 +76,9 @@ class Setting:
     hubness_weight: float = 0.0  # FusionConfig.hubness_weight: cosine minus it x the tool's hubness
     hub_all_fields: bool = False  # measured only: every field's hubness, not just HUB_FIELDS (the engine's)
     cosine_weight: float = 0.0  # FusionConfig.cosine_weight: + it x (raw description cosine - pool mean)
-    fusion_method: str = "heuristic"  # FusionConfig.method; "learned": every number above but the depth unused
+    fusion_method: str = (
+        "heuristic"  # FusionConfig.method; "learned": every number above unused but candidates_per_field
+    )
 
     def label(self) -> str:
         w = "/".join(f"{x:g}" for x in self.weights)
@@ -160,14 +162,14 @@ def fused_scores(sig: DatasetSignals, s: Setting, beta_q: np.ndarray | None = No
         dn = _zscore_shared(dense, pres, s.dense_sd_floor, s.min_field_pool)
     else:
         raise ValueError(s.normalization)
-    beta = np.full(lex.shape[0], s.lexical_weight)
+    share = np.full(lex.shape[0], s.lexical_weight)  # the lexical share beta_q of each request
     if s.evidence_slope:
         logit = math.log(max(s.lexical_weight, 1e-6) / max(1 - s.lexical_weight, 1e-6))
-        beta = 1.0 / (1.0 + np.exp(-(logit + s.evidence_slope * evidence_of(sig.qfeat))))
+        share = 1.0 / (1.0 + np.exp(-(logit + s.evidence_slope * evidence_of(sig.qfeat))))
     if beta_q is not None:
-        beta = beta_q
+        share = beta_q
     w = np.asarray(s.weights, dtype=np.float64)
-    per_field = np.where(pres, beta[:, None, None] * ln + (1 - beta[:, None, None]) * dn, 0.0)
+    per_field = np.where(pres, share[:, None, None] * ln + (1 - share[:, None, None]) * dn, 0.0)
     num = (per_field * w).sum(axis=2)
     den = (pres * w).sum(axis=2)
     score = num / np.where(den > 0, den, 1.0)
