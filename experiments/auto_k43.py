@@ -45,7 +45,7 @@ model = shipped_fusion()
 data = []
 for s in sigs:
     hs, pool = fused_scores(s, heur)
-    h_ev = hs - heur.fusion.cosine_weight * _cosine_anchor(s, pool)
+    h_ev = hs - heur.cosine_weight * _cosine_anchor(s, pool)
     a = fusion_arrays(s)
     coef = model.coefficients(a.request)
     ls = np.where(a.pool, model.scores(a.x, a.request), -np.inf)

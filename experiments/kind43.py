@@ -22,7 +22,7 @@ NATURAL = {"slack_web", "mcp_catalog", "banking77", "hwu64", "conala_pyfunc", "s
 
 
 def floors(sigs):
-    t, e = replace(default_setting("fast"), fusion="heuristic"), eefafaa()
+    t, e = replace(default_setting("fast"), fusion_method="heuristic"), eefafaa()
     out = {}
     for s in sigs:
         b, c = baseline_metrics(s, "bm25"), baseline_metrics(s, "cosine")
@@ -59,7 +59,7 @@ if __name__ == "__main__":
         t,
         lexical_weight=0.0,
         evidence_slope=0.0,
-        weights=(1, 0, 0, 0, 0, 0, 0),
+        field_weights=(1, 0, 0, 0, 0, 0, 0),
         cosine_weight=0.0,
         hubness_weight=0.0,
         name_match_boost=0.0,

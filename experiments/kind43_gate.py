@@ -25,7 +25,7 @@ meaning = replace(
     t,
     lexical_weight=0.0,
     evidence_slope=0.0,
-    weights=(1, 0, 0, 0, 0, 0, 0),
+    field_weights=(1, 0, 0, 0, 0, 0, 0),
     cosine_weight=0.0,
     hubness_weight=0.0,
     name_match_boost=0.2,

@@ -17,14 +17,14 @@ from toolret.eval.lodo import default_setting, score_setting  # noqa: E402
 sigs = load(Path(os.environ.get("CACHE", ".bench/lodo43")))
 fl = floors(sigs)
 t = default_setting("fast")
-W = {"today": t.weights, "desc": (1, 0, 0, 0, 0, 0, 0), "desc-heavy": (1, 0.1, 0.05, 0.1, 0.05, 0.1, 0.02)}
+W = {"today": t.field_weights, "desc": (1, 0, 0, 0, 0, 0, 0), "desc-heavy": (1, 0.1, 0.05, 0.1, 0.05, 0.1, 0.02)}
 res = []
 for wn, beta, slope, sd, k, hub in itertools.product(
     W, (0.0, 0.1, 0.2, 0.29, 0.4), (0, 0.5), (0.02, 0.08), (0, 2.5, 5), (0, -0.2)
 ):
     st = replace(
         t,
-        weights=W[wn],
+        field_weights=W[wn],
         lexical_weight=beta,
         evidence_slope=slope,
         lexical_sd_floor=sd,

@@ -18,7 +18,12 @@ sigs = load(Path(os.environ.get("CACHE", ".bench/lodo43")))
 fl = floors(sigs)
 t = default_setting("fast")
 meaning = replace(
-    t, lexical_weight=0.0, evidence_slope=0.0, weights=(1, 0, 0, 0, 0, 0, 0), cosine_weight=0.0, hubness_weight=0.0
+    t,
+    lexical_weight=0.0,
+    evidence_slope=0.0,
+    field_weights=(1, 0, 0, 0, 0, 0, 0),
+    cosine_weight=0.0,
+    hubness_weight=0.0,
 )
 words = replace(eefafaa(), lexical_sd_floor=0.02)
 G = [0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8, 1.0]

@@ -26,10 +26,10 @@ def eefafaa():
         lexical_weight=0.35,
         lexical_sd_floor=0.02,
         hubness_weight=-0.4,
-        weights=(0.5, 0.25, 0.1, 0.15, 0.1, 0.15, 0.05),
+        field_weights=(0.5, 0.25, 0.1, 0.15, 0.1, 0.15, 0.05),
         cosine_weight=0.0,
         evidence_slope=0.5,
-        fusion="heuristic",
+        fusion_method="heuristic",
     )
 
 

@@ -36,7 +36,7 @@ for sd, k, beta, hub, par in itertools.product(
         cosine_weight=k,
         lexical_weight=beta,
         hubness_weight=hub,
-        weights=(0.5, par, 0.1, 0.15, 0.1, 0.15, 0.05),
+        field_weights=(0.5, par, 0.1, 0.15, 0.1, 0.15, 0.05),
     )
     ms = [score_setting(s, st) for s in sigs]
     marg = [min(m["recall@1"] - p[0], m["recall@5"] - p[1], m["recall@5"] - p[2]) for m, p in zip(ms, pre)]

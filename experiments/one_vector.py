@@ -55,7 +55,7 @@ def one_vector_scores(sig: DatasetSignals, s: Setting, beta: float) -> np.ndarra
     )
     dn = _zscore_shared(dense, pres, s.dense_sd_floor, s.min_field_pool)
     b = 1 / (1 + np.exp(-(math.log(beta / (1 - beta)) + s.evidence_slope * evidence_of(sig.qfeat))))
-    w = np.asarray(s.weights)
+    w = np.asarray(s.field_weights)
     lex_term = (np.where(pres, lex, 0) * w).sum(2) / np.maximum((pres * w).sum(2), 1e-9)
     dense_term = np.where(pres[:, :, DESCRIPTION], dn[:, :, DESCRIPTION], 0)
     score = b[:, None] * lex_term + (1 - b[:, None]) * dense_term

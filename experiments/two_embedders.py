@@ -72,7 +72,7 @@ def mixed_scores(
         )
         dn[:, :, f] = (1 - lam) * dn[:, :, f] + lam * t[:, :, 0]
     b = 1.0 / (1.0 + np.exp(-(math.log(beta / (1 - beta)) + s.evidence_slope * evidence_of(sig.qfeat))))
-    w = np.asarray(s.weights)
+    w = np.asarray(s.field_weights)
     per_field = np.where(pres, b[:, None, None] * lex + (1 - b[:, None, None]) * dn, 0.0)
     score = (per_field * w).sum(2) / np.maximum((pres * w).sum(2), 1e-12)
     score = score + s.name_match_boost * sig.named - s.penalty_scale * sig.penalty

@@ -64,7 +64,7 @@ class Setting:
     normalization: str = "minmax"  # "zscore" (the engine's) | "bound", "minmax" (earlier formulas, for the records)
     lexical_weight: float = 0.5  # FusionConfig.lexical_weight: the lexical share at neutral evidence
     evidence_slope: float = 0.0  # FusionConfig.evidence_slope: logit change of it per unit of evidence (evidence_of)
-    weights: tuple[float, ...] = (0.35, 0.25, 0.15, 0.25, 0.15, 0.25, 0.1)  # FieldWeights, in INDEX_FIELDS order
+    field_weights: tuple[float, ...] = (0.35, 0.25, 0.15, 0.25, 0.15, 0.25, 0.1)  # FieldWeights, INDEX_FIELDS order
     candidates_per_field: int = 50
     name_match_boost: float = 0.2  # FusionConfig.name_match_boost
     penalty_scale: float = 0.05  # PenaltyConfig.scale
@@ -81,7 +81,7 @@ class Setting:
     )
 
     def label(self) -> str:
-        w = "/".join(f"{x:g}" for x in self.weights)
+        w = "/".join(f"{x:g}" for x in self.field_weights)
         return (
             f"{self.normalization} lexical_weight={self.lexical_weight:g} evidence_slope={self.evidence_slope:g} "
             f"w={w} candidates_per_field={self.candidates_per_field} name_match_boost={self.name_match_boost:g} "
@@ -168,7 +168,7 @@ def fused_scores(sig: DatasetSignals, s: Setting, beta_q: np.ndarray | None = No
         share = 1.0 / (1.0 + np.exp(-(logit + s.evidence_slope * evidence_of(sig.qfeat))))
     if beta_q is not None:
         share = beta_q
-    w = np.asarray(s.weights, dtype=np.float64)
+    w = np.asarray(s.field_weights, dtype=np.float64)
     per_field = np.where(pres, share[:, None, None] * ln + (1 - share[:, None, None]) * dn, 0.0)
     num = (per_field * w).sum(axis=2)
     den = (pres * w).sum(axis=2)
@@ -375,7 +375,7 @@ def setting_of(cfg: Any) -> Setting:
         normalization="zscore",  # the engine's only normalisation
         lexical_weight=cfg.fusion.lexical_weight,
         evidence_slope=cfg.fusion.evidence_slope,
-        weights=tuple(w[f] for f in INDEX_FIELDS),
+        field_weights=tuple(w[f] for f in INDEX_FIELDS),
         candidates_per_field=cfg.candidates_per_field,
         name_match_boost=cfg.fusion.name_match_boost,
         penalty_scale=cfg.penalty.scale,

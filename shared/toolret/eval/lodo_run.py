@@ -25,7 +25,7 @@ def search_space(base: Setting) -> list[Setting]:
     Kept small enough to score in seconds per set; each axis brackets the shipped value.
     """
     profiles = [
-        base.weights,
+        base.field_weights,
         (0.35, 0.25, 0.15, 0.25, 0.15, 0.25, 0.1),  # the MFTR paper's heuristic defaults
         (0.5, 0.25, 0.1, 0.15, 0.1, 0.15, 0.05),  # description-led, the earlier default
         (0.5, 0.1, 0.1, 0.15, 0.05, 0.15, 0.05),  # lighter parameters and profile
@@ -34,7 +34,7 @@ def search_space(base: Setting) -> list[Setting]:
     for norm in ("bound", "minmax", "zscore"):
         for weights in dict.fromkeys(profiles):
             out += grid(
-                replace(base, normalization=norm, weights=weights, lexical_floor=0.0),
+                replace(base, normalization=norm, field_weights=weights, lexical_floor=0.0),
                 lexical_weight=(0.2, 0.25, 0.35),
                 evidence_slope=(0.0, 0.5, 1.0),
             )
