@@ -51,7 +51,6 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from toolret.errors import ConfigError, ToolRetError
-from toolret.eval.bench_command import add_bench_parsers
 from toolret.eval.methods import (
     BASELINES,
     DEFAULT_PRESET,
@@ -66,8 +65,6 @@ from toolret.eval.methods import (
 )
 from toolret.eval.tables import eval_json, fit_width, format_table, report_headers, report_row, write_json
 from toolret.sources.on_conflict import ON_CONFLICT
-from toolret.training.command import add_train_parser
-from toolret.training.fusion_command import add_train_fusion_parser
 
 __all__ = ["build_parser", "format_table", "main"]
 
@@ -288,11 +285,19 @@ def _cmd_serve_mcp(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------------------- parser
-def build_parser() -> argparse.ArgumentParser:
-    """The argparse parser of the ``toolret`` command (one sub-parser per verb)."""
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The argparse parser of the ``toolret`` command (one sub-parser per verb). ``only="search"``
+    builds that verb alone, with the same options, help and errors: the rest is cold start (README)."""
     parser = argparse.ArgumentParser(prog="toolret", description="Tool retrieval for LLM agents.")
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress details to stderr")
     verbs = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    if only == "search":
+        _add_search(verbs)
+        _global_flags_after_verbs(verbs)
+        return parser
+    from toolret.eval.bench_command import add_bench_parsers
+    from toolret.training.command import add_train_parser
+    from toolret.training.fusion_command import add_train_fusion_parser
 
     index = verbs.add_parser("index", help="index a tool file into a knowledge base")
     index.add_argument(
@@ -325,13 +330,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     index.set_defaults(run=_cmd_index)
 
-    search = verbs.add_parser("search", help="search a knowledge base and explain the scores")
-    search.add_argument("query", help="the request to find tools for")
-    search.add_argument("--kb", required=True, help="knowledge base directory built by `toolret index`")
-    search.add_argument("-k", type=_k_arg, default=5, help="number of tools, or auto for a precise set (default: 5)")
-    search.add_argument("--json", action="store_true", help="print the SearchResult as JSON")
-    search.add_argument("--preset", default=None, help="override the knowledge base's preset")
-    search.set_defaults(run=_cmd_search)
+    _add_search(verbs)
 
     ev = verbs.add_parser("eval", help="evaluate retrieval on a benchmark dataset folder")
     ev.add_argument("--dataset", required=True, help="folder with tools.jsonl and queries.jsonl")
@@ -403,6 +402,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _add_search(verbs: Any) -> None:
+    search = verbs.add_parser("search", help="search a knowledge base and explain the scores")
+    search.add_argument("query", help="the request to find tools for")
+    search.add_argument("--kb", required=True, help="knowledge base directory built by `toolret index`")
+    search.add_argument("-k", type=_k_arg, default=5, help="number of tools, or auto for a precise set (default: 5)")
+    search.add_argument("--json", action="store_true", help="print the SearchResult as JSON")
+    search.add_argument("--preset", default=None, help="override the knowledge base's preset")
+    search.set_defaults(run=_cmd_search)
+
+
 def _global_flags_after_verbs(verbs: Any) -> None:
     """Accept the global ``-v/--verbose`` after the verb too (``toolret index FILE --kb DIR -v``), as
     users type it. ``SUPPRESS`` keeps a verb's parser from resetting a flag given before the verb."""
@@ -428,7 +437,8 @@ def _configure_logging(verbose: bool) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``toolret`` command; returns the exit status (2 for usage and toolret errors)."""
-    parser = build_parser()
+    verb = next((a for a in (sys.argv[1:] if argv is None else argv) if not a.startswith("-")), None)
+    parser = build_parser(only="search" if verb == "search" else None)
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help, or a usage error argparse already printed

@@ -78,12 +78,11 @@ class ToolKnowledgeBase:
         from toolret.index import persistence
         from toolret.index.writer import IndexWriter
         from toolret.memory.usage_log import UsageLog
-        from toolret.search.rerank import CrossEncoderCache
 
         #: The LLM (``toolret.llm.LLM``) the ``full`` preset plans with; None runs offline.
         self.llm = llm
         self.config = RetrievalConfig.resolve(config)
-        self._rerankers = CrossEncoderCache()
+        self._rerankers: Any = None  # the cross-encoders loaded, made by the first search that reranks
         persistence.make_dir(self.path)
         store = None
         try:
@@ -198,9 +197,18 @@ class ToolKnowledgeBase:
             config=self.config,
             llm=self.llm,
             memory=self._memory,
-            cross_encoders=self._rerankers,
+            cross_encoders=self._cross_encoders,
             enclosing_scope=current_scope(),
         )
+
+    def _cross_encoders(self) -> Any:
+        """This knowledge base's cross-encoder cache, made on first use: a search that reranks with
+        none never imports the reranker (cold start)."""
+        if self._rerankers is None:
+            from toolret.search.rerank import CrossEncoderCache
+
+            self._rerankers = CrossEncoderCache()
+        return self._rerankers
 
     def record(self, query: str, tool_ids: Sequence[str]) -> None:
         """Remember that ``query`` was served by ``tool_ids`` (the tools the agent actually used)."""

@@ -509,3 +509,13 @@ def test_index_cuts_a_216kb_description_with_a_warning_and_indexes_the_rest(
     strict = tmp_path / "strict.kb"
     assert main(["index", str(spec), "--kb", str(strict), "--strict"]) == 2  # --strict: stop, naming the tool
     assert "'getManual'" in capsys.readouterr().err and not ToolKnowledgeBase(strict).ids
+
+
+def test_the_search_verb_alone_parses_a_search_as_the_whole_parser_does():
+    from toolret.cli import build_parser
+
+    argv = ["-v", "search", "weather in Paris", "--kb", "kb", "-k", "auto", "--json", "--preset", "balanced"]
+    alone, whole = build_parser(only="search"), build_parser()
+    assert vars(alone.parse_args(argv)) == vars(whole.parse_args(argv))
+    assert set(alone._subparsers._group_actions[0].choices) == {"search"}  # type: ignore[union-attr]
+    assert {"search", "index", "eval", "bench", "doctor"} <= set(whole._subparsers._group_actions[0].choices)  # type: ignore[union-attr]

@@ -202,7 +202,7 @@ def begin(
     config: RetrievalConfig | None,
     llm: Any = None,
     memory: Any = None,
-    cross_encoders: Any = None,
+    cross_encoders: Callable[[], Any] | None = None,
     enclosing_scope: ToolScope | None = None,
 ) -> Search:
     """Assemble one search from ``request`` and what the knowledge base holds at this moment.
@@ -211,8 +211,9 @@ def begin(
     are checked (:func:`checked_query`), the restriction is computed once from ``allowed_ids``,
     ``where`` and ``enclosing_scope`` (the caller's :func:`~toolret.scope.tool_scope.scoped` block,
     passed explicitly: nothing below reads it), and the state every stage reads is built.
-    ``memory`` is the knowledge base's :class:`~toolret.memory.usage_log.UsageLog`,
-    ``cross_encoders`` its :class:`~toolret.search.rerank.CrossEncoderCache`.
+    ``memory`` is the knowledge base's :class:`~toolret.memory.usage_log.UsageLog`;
+    ``cross_encoders`` returns its :class:`~toolret.search.rerank.CrossEncoderCache`, called only when
+    the config names a cross-encoder (a search without one never imports the reranker).
     """
     cfg = RetrievalConfig.resolve(request.config, config)
     text = checked_query(request.query, request.k, cfg)
@@ -228,7 +229,9 @@ def begin(
         config=cfg,
         llm=llm if request.llm is None else request.llm,
         memory=memory.history if memory is not None else None,
-        cross_encoder=cross_encoders.get(cfg) if cross_encoders is not None else None,
+        cross_encoder=cross_encoders().get(cfg)
+        if cross_encoders and cfg.reranker != "none" and cfg.cross_encoder
+        else None,
         auto=auto,
         conversation=as_chat_history(request.conversation),
         token_budget=validate_budget(request.token_budget),
