@@ -144,6 +144,24 @@ def test_a_scoped_block_restricts_every_search_inside_it(kb):
     assert "billing/create_invoice" in kb.search("bill the customer", k=5).ids  # outside the block: everything
 
 
+def test_the_engine_takes_the_block_s_scope_as_an_argument_and_never_reads_it_itself(kb):
+    """The facade reads the enclosing scoped block once and passes it down (issue 44): below it,
+    the restriction is whatever it is given."""
+    from toolret import scoped
+    from toolret.scope.tool_scope import current_scope, restriction
+    from toolret.search.search import SearchRequest, begin
+
+    snap = kb._writer.snapshot
+    with scoped({"source": "files"}):
+        ambient = current_scope()
+        assert restriction(snap, None, None) == (None, [])  # not read from the context here
+        mask, steps = restriction(snap, None, None, ambient)
+        assert mask is not None and mask.sum() == len(FILES) and steps
+        unscoped = begin(SearchRequest("bill the customer", 5), snapshot=snap, embedder=kb.embedder, config=kb.config)
+        assert "billing/create_invoice" in unscoped.run().ids  # no enclosing scope passed: none applies
+        assert "billing/create_invoice" not in kb.search("bill the customer", k=5).ids  # the facade passes it
+
+
 async def test_a_scoped_block_reaches_asearch_and_worker_threads(kb):
     import asyncio
 
