@@ -13,27 +13,18 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
 from kind43 import floors  # noqa: E402
-from kind_fusion import eefafaa, load  # noqa: E402
+from kind_fusion import eefafaa, load, meaning  # noqa: E402
 from kind_gate import feats  # noqa: E402
 
-from toolret.eval.lodo import default_setting, fused_scores, score_metrics  # noqa: E402
+from toolret.eval.lodo import fused_scores, score_metrics  # noqa: E402
 
 sigs = load(Path(os.environ.get("CACHE", ".bench/lodo43")))
 fl = floors(sigs)
-t = default_setting("fast")
-meaning = replace(
-    t,
-    lexical_weight=0.0,
-    evidence_slope=0.0,
-    field_weights=(1, 0, 0, 0, 0, 0, 0),
-    cosine_weight=0.0,
-    hubness_weight=0.0,
-    name_match_boost=0.2,
-)
+by_meaning = meaning()
 words = replace(eefafaa(), lexical_sd_floor=float(os.environ.get("SD", "0.02")))
 data = []
 for s in sigs:
-    sm = fused_scores(s, meaning)[0]
+    sm = fused_scores(s, by_meaning)[0]
     sw = fused_scores(s, words)[0]
     f = feats(s)
     data.append((s, sm, sw, f))

@@ -9,27 +9,19 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
 from kind43 import floors  # noqa: E402
-from kind_fusion import eefafaa, load  # noqa: E402
+from kind_fusion import eefafaa, load, meaning  # noqa: E402
 from kind_gate import feats  # noqa: E402
 
-from toolret.eval.lodo import default_setting, fused_scores, score_metrics  # noqa: E402
+from toolret.eval.lodo import fused_scores, score_metrics  # noqa: E402
 
 sigs = load(Path(os.environ.get("CACHE", ".bench/lodo43")))
 fl = floors(sigs)
-t = default_setting("fast")
-meaning = replace(
-    t,
-    lexical_weight=0.0,
-    evidence_slope=0.0,
-    field_weights=(1, 0, 0, 0, 0, 0, 0),
-    cosine_weight=0.0,
-    hubness_weight=0.0,
-)
+by_meaning = meaning()
 words = replace(eefafaa(), lexical_sd_floor=0.02)
 G = [0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8, 1.0]
 print("set                " + " ".join(f"{g:>11}" for g in G) + "   idf   oov  args ident ntok   cov")
 for s in sigs:
-    sm = np.nan_to_num(fused_scores(s, meaning)[0], neginf=-1e9)
+    sm = np.nan_to_num(fused_scores(s, by_meaning)[0], neginf=-1e9)
     sw = np.nan_to_num(fused_scores(s, words)[0], neginf=-1e9)
     cells = []
     for g in G:

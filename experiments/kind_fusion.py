@@ -33,6 +33,18 @@ def eefafaa():
     )
 
 
+def meaning():
+    """The description's cosine alone: no lexical share, no other field, no anchor, no hubness."""
+    return replace(
+        default_setting("fast"),
+        lexical_weight=0.0,
+        evidence_slope=0.0,
+        field_weights=(1, 0, 0, 0, 0, 0, 0),
+        cosine_weight=0.0,
+        hubness_weight=0.0,
+    )
+
+
 def load(cache: Path) -> list[DatasetSignals]:
     out = []
     for p in sorted(cache.glob("*.npz")):

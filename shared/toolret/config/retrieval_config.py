@@ -132,6 +132,8 @@ class RetrievalConfig(BaseModel):
             super().__init__(**data)
         except ValidationError as exc:
             first = exc.errors()[0]
+            if isinstance(raised := first.get("ctx", {}).get("error"), ConfigError) and not first.get("loc"):
+                raise raised from None  # the whole config's check (a removed knob): its own words
             where = ".".join(str(p) for p in first.get("loc", ())) or "config"
             raise ConfigError(f"RetrievalConfig.{where}: {first.get('msg', exc)}") from None
 

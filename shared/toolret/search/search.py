@@ -106,8 +106,8 @@ class SearchOptions(TypedDict, total=False):
     where: ToolScope | Mapping[str, Any] | None
 
 
-def checked_query(query: object, k: object, config: RetrievalConfig) -> QueryText:
-    """The text a search runs on, after checking it and ``k`` (:func:`validate_k`).
+def checked_query(query: object, config: RetrievalConfig) -> QueryText:
+    """The text a search runs on, after checking it (``k`` is :func:`validate_k`'s, checked next).
 
     A query over ``config.max_query_chars`` or holding blobs is not refused: its informative
     part is searched (:func:`toolret.search.query_text.informative_query`) and
@@ -118,7 +118,6 @@ def checked_query(query: object, k: object, config: RetrievalConfig) -> QueryTex
     text = informative_query(query, config.max_query_chars)
     if not text.text:
         raise QueryError("query is empty")
-    validate_k(k, config)
     return text
 
 
@@ -216,7 +215,7 @@ def begin(
     the config names a cross-encoder (a search without one never imports the reranker).
     """
     cfg = RetrievalConfig.resolve(request.config, config)
-    text = checked_query(request.query, request.k, cfg)
+    text = checked_query(request.query, cfg)
     k = validate_k(request.k, cfg)
     auto = k == "auto"
     allowed, restricted = restriction(snapshot, request.allowed_ids, request.where, enclosing_scope)

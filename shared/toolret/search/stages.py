@@ -250,7 +250,7 @@ def stage_rerank(state: SearchState) -> None:
             drop_irrelevant=config.rerank.drop_irrelevant,
             steps=config.llm_steps,
         )
-    elif config.reranker != "none":
+    else:
         reranker = state.cross_encoder
         if config.reranker == "llm":
             why = (
@@ -261,9 +261,8 @@ def stage_rerank(state: SearchState) -> None:
         elif reranker is None:
             why = "no cross-encoder configured (RetrievalConfig.cross_encoder): MFTR order kept"
     if reranker is None:
-        if config.reranker != "none":
-            path: StagePath = "fallback" if config.reranker == "llm" else "skipped"
-            state.trace.append(TraceStep(stage="rerank", path=path, ms=0.0, note=why))
+        path: StagePath = "fallback" if config.reranker == "llm" else "skipped"
+        state.trace.append(TraceStep(stage="rerank", path=path, ms=0.0, note=why))
         state.tools = state.tools[: state.k]
         return
     docs = {t.id: state.snap.docs[state.snap.index_of[t.id]] for t in state.tools if t.id in state.snap.index_of}

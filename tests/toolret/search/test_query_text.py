@@ -70,7 +70,7 @@ def test_a_blob_only_query_keeps_its_head() -> None:
     ],
 )
 def test_non_english_and_broken_text_is_never_an_error(query: str) -> None:
-    text = checked_query(query, 5, RetrievalConfig())
+    text = checked_query(query, RetrievalConfig())
     assert 0 < len(text.text) <= 8_000
 
 
