@@ -39,9 +39,9 @@ def test_a_flat_name_and_its_group_merge():
 
 @pytest.mark.parametrize(("knob", "bad"), [("normalization", "minmax"), ("bias", 0.5), ("whole_query_budget", False)])
 def test_a_removed_knob_set_to_what_it_no_longer_does_is_an_error_naming_it(knob, bad):
-    with pytest.raises(ConfigError, match=f"RetrievalConfig.{knob} was removed"):
+    with pytest.raises(ConfigError, match=f"^RetrievalConfig.{knob} was removed"):
         RetrievalConfig(**{knob: bad})
-    with pytest.raises(ConfigError, match=f"RetrievalConfig.{knob} was removed"):
+    with pytest.raises(ConfigError, match=f"^RetrievalConfig.{knob} was removed"):
         RetrievalConfig().with_(**{knob: bad})
 
 
