@@ -445,14 +445,32 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(exc.code or 0) if not isinstance(exc.code, str) else 2
     _configure_logging(args.verbose)
     one_shot = argv is None and getattr(args, "run", None) is _cmd_search  # the console script, python -m
-    if one_shot:  # one query does not repay onnxruntime's graph optimisation (0.07 s)
-        from toolret.index.onnx_embedding import load_sessions_quickly
-
-        load_sessions_quickly()
+    if one_shot:
+        _prepare_one_search()
     status = _run_verb(args)
     if one_shot:
         _end_now(status)
     return status
+
+
+def _prepare_one_search() -> None:
+    """Set up a process that runs one search and exits (``toolret search`` as a program; README,
+    "Cold start"), before anything loads numpy or builds a pydantic model.
+
+    One query repays none of three start-up costs a long-lived process amortises:
+    - BLAS's thread pool and its inspection by threadpoolctl (:func:`toolret.index.blas.single_threaded_process`);
+    - pydantic's plugin discovery, which reads every installed package's entry points (3 ms in
+      the base install, 5-8 ms beside the dev extras); a plugin has no user code to observe in this
+      process. ``PYDANTIC_DISABLE_PLUGINS`` is set only when the user has not set it;
+    - onnxruntime's graph optimisation (0.07 s; :func:`toolret.index.onnx_embedding.load_sessions_quickly`).
+    """
+    from toolret.index.blas import single_threaded_process
+
+    single_threaded_process()  # first: the next import loads numpy
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+    from toolret.index.onnx_embedding import load_sessions_quickly
+
+    load_sessions_quickly()
 
 
 def _end_now(status: int) -> NoReturn:

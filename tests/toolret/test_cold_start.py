@@ -151,3 +151,34 @@ def test_a_program_search_loads_its_model_without_graph_optimisation(saved_kb: P
     )
     assert out.returncode == 0, out.stderr
     assert out.stderr.split() == ["ORT_ENABLE_ALL", "ORT_DISABLE_ALL"]
+
+
+def test_a_program_search_skips_the_blas_pool_and_pydantic_plugins_unless_the_user_set_them(saved_kb: Path):
+    # One query repays neither BLAS's thread pool (and threadpoolctl's inspection of it) nor pydantic's
+    # scan of every installed package for plugins; a variable the user set stays theirs.
+    code = (
+        "import atexit, os, sys\nfrom toolret.cli import main\n"
+        "def report():\n"
+        "    print(os.environ.get('OPENBLAS_NUM_THREADS'), os.environ.get('PYDANTIC_DISABLE_PLUGINS'),\n"
+        "          'threadpoolctl' in sys.modules, file=sys.stderr)\n"
+        "atexit.register(report)\n"
+        f"sys.argv = ['toolret', 'search', '--kb', {str(saved_kb)!r}, 'rain in Paris?', '-k', '1']\n"
+        "sys.exit(main())\n"
+    )
+    paths = os.pathsep.join([str(ROOT / "shared"), str(ROOT)])
+    clean = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "VECLIB_MAXIMUM_THREADS", "PYDANTIC_DISABLE_PLUGINS")
+    }
+    runs = {}
+    for label, extra in {
+        "default": {},
+        "user": {"OPENBLAS_NUM_THREADS": "2", "PYDANTIC_DISABLE_PLUGINS": "none"},
+    }.items():
+        env = {**clean, "PYTHONPATH": paths, **extra}
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+        assert out.returncode == 0, out.stderr
+        assert "get_weather" in out.stdout
+        runs[label] = out.stderr.split()
+    assert runs == {"default": ["1", "__all__", "False"], "user": ["2", "none", "True"]}

@@ -7,7 +7,6 @@ limits); the numbers behind each stage are groups of their own (``fusion``, ``pe
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping
 from typing import Any, Literal, TypeAlias
 
@@ -263,6 +262,8 @@ class RetrievalConfig(BaseModel):
 def _check_name(name: str, known: Mapping[str, Any], what: str, *, prefix: str = "") -> None:
     if name in known:
         return
+    import difflib  # here: only a misspelt name pays its import
+
     near = difflib.get_close_matches(name, list(known), n=1, cutoff=0.6)
     hint = f"; did you mean {near[0]!r}?" if near else f"; valid names: {', '.join(known)}"
     raise ConfigError(f"{what} {prefix + name!r}{hint}")
