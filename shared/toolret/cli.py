@@ -38,17 +38,14 @@ starts fast.
 from __future__ import annotations
 
 import argparse
-import atexit
 import contextlib
 import json
 import logging
-import os
 import sys
-import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 from toolret.errors import ConfigError, ToolRetError
 from toolret.eval.methods import (
@@ -64,6 +61,7 @@ from toolret.eval.methods import (
     release,
 )
 from toolret.eval.tables import eval_json, fit_width, format_table, report_headers, report_row, write_json
+from toolret.index import one_search
 from toolret.sources.on_conflict import ON_CONFLICT
 
 __all__ = ["build_parser", "format_table", "main"]
@@ -446,50 +444,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     _configure_logging(args.verbose)
     one_shot = argv is None and getattr(args, "run", None) is _cmd_search  # the console script, python -m
     if one_shot:
-        _prepare_one_search()
+        one_search.prepare()
     status = _run_verb(args)
     if one_shot:
-        _end_now(status)
+        one_search.end_now(status)
     return status
-
-
-def _prepare_one_search() -> None:
-    """Set up a process that runs one search and exits (``toolret search`` as a program; README,
-    "Cold start"), before anything loads numpy or builds a pydantic model.
-
-    One query repays none of three start-up costs a long-lived process amortises:
-    - BLAS's thread pool and its inspection by threadpoolctl (:func:`toolret.index.blas.single_threaded_process`);
-    - pydantic's plugin discovery, which reads every installed package's entry points (3 ms in
-      the base install, 5-8 ms beside the dev extras); a plugin has no user code to observe in this
-      process. ``PYDANTIC_DISABLE_PLUGINS`` is set only when the user has not set it;
-    - onnxruntime's graph optimisation (0.07 s; :func:`toolret.index.onnx_embedding.load_sessions_quickly`).
-    """
-    from toolret.index.blas import single_threaded_process
-
-    single_threaded_process()  # first: the next import loads numpy
-    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
-    from toolret.index.onnx_embedding import load_sessions_quickly
-
-    load_sessions_quickly()
-
-
-def _end_now(status: int) -> NoReturn:
-    """End the process once a read-only verb's output is out, without tearing the interpreter down.
-
-    Finalising every module, the model's onnxruntime session and numpy's buffers cost a fresh
-    ``toolret search`` ~0.06 s after it printed (0.45x the floor import of README's cold start),
-    and a search leaves nothing to finalise: it writes no file. What an exit must still do is done
-    here: the output is flushed (also into a pipe), non-daemon threads are waited for (the model's
-    background load), atexit handlers run (logging's among them).
-    """
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(OSError, ValueError):  # a closed pipe: nothing more to deliver
-            stream.flush()
-    for thread in threading.enumerate():
-        if thread is not threading.main_thread() and not thread.daemon:
-            thread.join()
-    atexit._run_exitfuncs()
-    os._exit(status)
 
 
 def _run_verb(args: argparse.Namespace) -> int:
