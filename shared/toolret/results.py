@@ -32,6 +32,10 @@ class ScoredTool(BaseModel):
     #: minus the pool mean; docs/method.md section 4a). ``score - anchor`` is the field evidence in
     #: z-units, what ``k="auto"`` cuts on; 0 where a learned scorer or an LLM reranker set the score.
     anchor: float = 0.0
+    #: The part of ``score`` the request's strength term moved (docs/method.md section 4a): the field
+    #: evidence at this request's balance of words and meaning minus at the balance without it.
+    #: ``score - anchor - strength_shift`` is what ``k="auto"`` cuts on.
+    strength_shift: float = 0.0
     #: Set when the dependency stage (:mod:`toolret.search.dependencies`) brought this tool in: the
     #: id of the chosen tool whose identifier parameter it produces (``GET /search/movie`` for
     #: ``GET /movie/{movie_id}/credits``). ``k="auto"`` keeps such a tool with that tool.
@@ -47,6 +51,7 @@ class ScoredTool(BaseModel):
             "penalty": self.penalty,
             "subtask": self.subtask,
             "anchor": self.anchor,
+            "strength_shift": self.strength_shift,
         }
 
 

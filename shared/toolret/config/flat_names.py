@@ -33,6 +33,8 @@ FLAT_NAMES: dict[str, tuple[str, str]] = {
             "dense_sd_floor",
             "min_field_pool",
             "evidence_slope",
+            "strength_slope",
+            "strength_center",
             "hubness_weight",
             "cosine_weight",
             "name_match_boost",

@@ -48,7 +48,9 @@ class FusionConfig(BaseModel):
 
     Per field, both signals are standardised over the query's candidate pool (z-scores, with the
     deviation floors below), then mixed with the lexical share beta_q, where
-    logit(beta_q) = logit(lexical_weight) + evidence_slope x evidence(q). The embedder's own cosine
+    logit(beta_q) = logit(lexical_weight) + evidence_slope x evidence(q)
+    + strength_slope x (strength(q) - strength_center), strength(q) being the best BM25 any tool's
+    description reaches for the request, in absolute units. The embedder's own cosine
     is added on its absolute scale (cosine_weight), and a tool named by the request gets the name
     boosts. ``method="learned"`` replaces the mix by the shipped learned fusion
     (``toolret.scoring.learned_fusion``) and ignores these numbers.
@@ -61,7 +63,9 @@ class FusionConfig(BaseModel):
         description="'heuristic': the hand-set formula with the numbers below; 'learned': the kind of request "
         "read from its candidates and the registry (opt-in, docs/method.md §4c).",
     )
-    lexical_weight: float = Field(default=0.29, ge=0, le=1, description="Share of BM25 within each field.")
+    lexical_weight: float = Field(
+        default=0.25, ge=0, le=1, description="Share of BM25 within each field, at neutral evidence and strength."
+    )
     lexical_sd_floor: float = Field(
         default=0.08,
         ge=0,
@@ -82,6 +86,16 @@ class FusionConfig(BaseModel):
         description="How far the lexical share follows the query's lexical evidence "
         "(toolret.scoring.evidence); 0 keeps lexical_weight for every query.",
     )
+    strength_slope: float = Field(
+        default=0.4,
+        ge=0,
+        description="How far the lexical share follows the strength of the request's best word match: the top "
+        "BM25 of the description field, unstandardised (it grows with how many words a tool shares with the "
+        "request and how rare they are in the registry); 0 turns it off.",
+    )
+    strength_center: float = Field(
+        default=4.0, ge=0, description="The top description BM25 at which the strength term is neutral."
+    )
     hubness_weight: float = Field(
         default=-0.2,
         ge=-1,
@@ -90,7 +104,7 @@ class FusionConfig(BaseModel):
         "density (toolret.index.hubness); negative favours tools in dense regions, 0 turns it off.",
     )
     cosine_weight: float = Field(
-        default=2.5,
+        default=5.0,
         ge=0,
         description="The embedder's own cosine, on its absolute scale, added to the fused z-scores; 0 turns it off.",
     )

@@ -64,6 +64,8 @@ class Setting:
     normalization: str = "minmax"  # "zscore" (the engine's) | "bound", "minmax" (earlier formulas, for the records)
     lexical_weight: float = 0.5  # FusionConfig.lexical_weight: the lexical share at neutral evidence
     evidence_slope: float = 0.0  # FusionConfig.evidence_slope: logit change of it per unit of evidence (evidence_of)
+    strength_slope: float = 0.0  # FusionConfig.strength_slope: logit change per unit of the top description BM25
+    strength_center: float = 0.0  # FusionConfig.strength_center: the top description BM25 where that term is 0
     field_weights: tuple[float, ...] = (0.35, 0.25, 0.15, 0.25, 0.15, 0.25, 0.1)  # FieldWeights, INDEX_FIELDS order
     candidates_per_field: int = 50
     name_match_boost: float = 0.2  # FusionConfig.name_match_boost
@@ -84,6 +86,7 @@ class Setting:
         w = "/".join(f"{x:g}" for x in self.field_weights)
         return (
             f"{self.normalization} lexical_weight={self.lexical_weight:g} evidence_slope={self.evidence_slope:g} "
+            f"strength={self.strength_slope:g}@{self.strength_center:g} "
             f"w={w} candidates_per_field={self.candidates_per_field} name_match_boost={self.name_match_boost:g} "
             f"penalty.scale={self.penalty_scale:g} lexical_floor={self.lexical_floor:g} "
             f"auto_k.margin={self.auto_margin:g} sd_floors={self.lexical_sd_floor:g}/{self.dense_sd_floor:g} "
@@ -163,9 +166,12 @@ def fused_scores(sig: DatasetSignals, s: Setting, beta_q: np.ndarray | None = No
     else:
         raise ValueError(s.normalization)
     share = np.full(lex.shape[0], s.lexical_weight)  # the lexical share beta_q of each request
-    if s.evidence_slope:
-        logit = math.log(max(s.lexical_weight, 1e-6) / max(1 - s.lexical_weight, 1e-6))
-        share = 1.0 / (1.0 + np.exp(-(logit + s.evidence_slope * evidence_of(sig.qfeat))))
+    if (s.evidence_slope or s.strength_slope) and 0.0 < s.lexical_weight < 1.0:
+        logit = math.log(s.lexical_weight / (1 - s.lexical_weight)) + s.evidence_slope * evidence_of(sig.qfeat)
+        if s.strength_slope:  # toolret.scoring.mftr.lexical_strength: the pool's best raw description BM25
+            strength = np.where(pres[:, :, 0], lex[:, :, 0], 0.0).max(axis=1)
+            logit = logit + s.strength_slope * (strength - s.strength_center)
+        share = 1.0 / (1.0 + np.exp(-logit))
     if beta_q is not None:
         share = beta_q
     w = np.asarray(s.field_weights, dtype=np.float64)
@@ -375,6 +381,8 @@ def setting_of(cfg: Any) -> Setting:
         normalization="zscore",  # the engine's only normalisation
         lexical_weight=cfg.fusion.lexical_weight,
         evidence_slope=cfg.fusion.evidence_slope,
+        strength_slope=cfg.fusion.strength_slope,
+        strength_center=cfg.fusion.strength_center,
         field_weights=tuple(w[f] for f in INDEX_FIELDS),
         candidates_per_field=cfg.candidates_per_field,
         name_match_boost=cfg.fusion.name_match_boost,

@@ -15,7 +15,7 @@ import numpy as np
 from toolret.eval.lodo import Setting, baseline_metrics, default_setting, grid, lodo, score_setting
 from toolret.eval.signals import DatasetSignals
 
-__all__ = ["AUTO_MARGINS", "HUB_WEIGHTS", "choose_margin", "run_lodo", "search_space"]
+__all__ = ["AUTO_MARGINS", "HUB_WEIGHTS", "STRENGTH_SLOPES", "choose_margin", "run_lodo", "search_space"]
 
 
 # ----------------------------------------------------------------------------- the bench verb
@@ -31,13 +31,14 @@ def search_space(base: Setting) -> list[Setting]:
         (0.5, 0.1, 0.1, 0.15, 0.05, 0.15, 0.05),  # lighter parameters and profile
     ]
     out: list[Setting] = []
-    for norm in ("bound", "minmax", "zscore"):
-        for weights in dict.fromkeys(profiles):
-            out += grid(
-                replace(base, normalization=norm, field_weights=weights, lexical_floor=0.0),
-                lexical_weight=(0.2, 0.25, 0.35),
-                evidence_slope=(0.0, 0.5, 1.0),
-            )
+    # zscore only: the engine has no other normalisation ("bound" and "minmax" stay in lodo for the
+    # records), and a fold that chose one would name a setting nobody can ship.
+    for weights in dict.fromkeys(profiles):
+        out += grid(
+            replace(base, normalization="zscore", field_weights=weights, lexical_floor=0.0),
+            lexical_weight=(0.2, 0.25, 0.35),
+            evidence_slope=(0.0, 0.5, 1.0),
+        )
     out += grid(
         base, candidates_per_field=(25, 50, 100), name_match_boost=(0.0, 0.2, 0.5), penalty_scale=(0.0, 0.05, 0.1)
     )
@@ -46,6 +47,14 @@ def search_space(base: Setting) -> list[Setting]:
     out += grid(base, hubness_weight=HUB_WEIGHTS, lexical_weight=(0.2, 0.25, 0.35), hub_all_fields=(False, True))
     # the embedder's own cosine on its absolute scale (mftr.cosine_anchor), with the lexical share it trades against
     out += grid(base, cosine_weight=COSINE_WEIGHTS, lexical_weight=(0.25, 0.27, 0.29, 0.31, 0.35))
+    # the strength of the best word match (mftr.lexical_strength), with the anchor and share it trades against
+    out += grid(
+        base,
+        strength_slope=STRENGTH_SLOPES,
+        strength_center=(1.0, 2.0, 3.0, 4.0),
+        cosine_weight=(2.5, 5.0, 7.5),
+        lexical_weight=(0.15, 0.2, 0.25, 0.29),
+    )
     return list(dict.fromkeys(out))
 
 
@@ -63,7 +72,10 @@ def choose_margin(
 HUB_WEIGHTS = (-0.6, -0.5, -0.4, -0.3, -0.2, -0.1, 0.0, 0.1, 0.2)
 
 #: Weights of the embedder's anchor tried (0 = the fused z-scores alone).
-COSINE_WEIGHTS = (0.0, 1.0, 1.5, 2.0, 2.5, 3.0, 4.0)
+COSINE_WEIGHTS = (0.0, 1.0, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 7.5)
+
+#: Slopes of the lexical share on the strength of the best word match tried (0 = off).
+STRENGTH_SLOPES = (0.0, 0.2, 0.3, 0.4, 0.6, 0.8)
 
 #: k="auto" margins tried (on the scale of the fused score).
 AUTO_MARGINS = (0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5)

@@ -26,7 +26,10 @@ __all__ = ["REFERENCE_FUSIONS", "reference_config"]
 
 #: Label -> the fast preset's overrides that give that fusion.
 REFERENCE_FUSIONS: dict[str, dict[str, Any]] = {
-    "fusion-ec3e34e": {"fusion": {"method": "heuristic"}, "intent_without_arguments": False},
+    "fusion-ec3e34e": {
+        "fusion": {"method": "heuristic", "lexical_weight": 0.29, "cosine_weight": 2.5, "strength_slope": 0.0},
+        "intent_without_arguments": False,
+    },
     "fusion-eefafaa": {
         "fusion": {
             "method": "heuristic",
@@ -34,6 +37,7 @@ REFERENCE_FUSIONS: dict[str, dict[str, Any]] = {
             "lexical_sd_floor": 0.02,
             "hubness_weight": -0.4,
             "cosine_weight": 0.0,
+            "strength_slope": 0.0,
         },
         "intent_without_arguments": False,
         "field_weights": {"parameters": 0.25},

@@ -61,7 +61,7 @@ def collect_query_features(
         for (query, tools), (qvec, fields) in zip(chunk, inputs):
             memory = history.tool_scores(qvec, m=cfg.memory.history_neighbors, exclude_query=query)
             hist = {snap.index_of[t]: s for t, s in memory.items() if t in snap.index_of} or None
-            ranked, _, _ = rank_tools(snap, query, qvec, cfg, fields, hist)
+            ranked = rank_tools(snap, query, qvec, cfg, fields, hist).candidates
             relevant = {snap.index_of[t] for t in tools if t in snap.index_of}
             mask = np.array([c.index in relevant for c in ranked], dtype=bool)
             if not mask.any() or mask.all():

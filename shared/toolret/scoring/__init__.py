@@ -27,6 +27,7 @@ _EXPORTS = {
     "SpottedArgument": "arguments",
     "candidate_penalties": "penalty",
     "evidence_score": "mftr",
+    "lexical_strength": "mftr",
     "normalize_field": "mftr",
     "param_satisfaction": "arguments",
     "parameter_penalty": "penalty",

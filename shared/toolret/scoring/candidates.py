@@ -6,6 +6,7 @@ query names exactly; only those candidates are scored (:mod:`toolret.scoring.mft
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import time
 from typing import NamedTuple
@@ -21,7 +22,7 @@ from toolret.index.snapshot import Snapshot
 from toolret.scoring.arguments import spot_arguments
 from toolret.scoring.evidence import query_evidence, registry_df
 from toolret.scoring.intent import intent_field_texts
-from toolret.scoring.mftr import FieldSignals, evidence_score, score_candidates
+from toolret.scoring.mftr import FieldSignals, evidence_score, lexical_strength, score_candidates
 from toolret.scoring.ranked_candidates import RankedCandidates
 
 __all__ = ["Ranking", "named_tools", "query_fields", "rank_tools", "ranking_inputs", "top_n"]
@@ -65,6 +66,8 @@ class Ranking(NamedTuple):
     candidates: RankedCandidates
     n_candidates: int
     n_args: int
+    #: The strength of the best word match the lexical share followed (mftr.lexical_strength).
+    strength: float = 0.0
 
 
 def query_fields(config: RetrievalConfig, text: str, explicit: dict[str, str] | None = None) -> dict[str, str]:
@@ -103,6 +106,7 @@ def rank_tools(
     timings: dict[str, float] | None = None,
     allowed: np.ndarray | None = None,
     learned: LearnedWeights | None = None,
+    strength: float | None = None,
 ) -> Ranking:
     """MFTR ranking of one query (a :class:`Ranking`).
 
@@ -113,6 +117,8 @@ def rank_tools(
     entries, so the trace reports what each stage took (not a share of the total). ``allowed``
     (a boolean per tool, or None for all) keeps every other tool out of the candidates: the
     ``n`` per field are the best allowed ones, not the best of all cut down afterwards.
+    ``strength``: the strength of the best word match to weigh words and meaning by (a sub-task
+    takes its whole request's, :func:`toolret.search.stages.stage_retrieve`); None reads this text's.
     """
     start = time.perf_counter()
     field_queries = field_queries or {}
@@ -156,6 +162,9 @@ def rank_tools(
         n_tools=len(snap),
         hub_description=hub_desc[cands] if hub_desc is not None else None,
     )
+    if strength is None:
+        strength = lexical_strength(signals)
+    signals = dataclasses.replace(signals, strength=strength)
     query_words = set(tokenize(text, drop_stopwords=False))
     whole = text.strip().lower()
     exact = {i for i in named if whole in (snap.docs[i].name.lower(), snap.docs[i].id.lower())}
@@ -175,4 +184,4 @@ def rank_tools(
         end = time.perf_counter()
         timings["candidates"] = timings.get("candidates", 0.0) + (scoring_start - start) * 1000
         timings["mftr"] = timings.get("mftr", 0.0) + (end - scoring_start) * 1000
-    return Ranking(ranked, len(cands), len(args))
+    return Ranking(ranked, len(cands), len(args), strength)

@@ -4,7 +4,8 @@ S(q, t) = sum_f w_f * S_f(q, t) - P(q, t)                         (MFTR, eq. 1; 
           + kappa * (cos_desc(q, t) - mean_pool cos_desc)            (the embedder's anchor)
           (+ name_match_boost when the query names the tool, + history_weight * h(t),
            h from :mod:`toolret.memory.past_use`)
-S_f     = beta_q * lex_f + (1 - beta_q) * dense_f
+S_f     = beta_q * lex_f + (1 - beta_q) * dense_f,
+          logit(beta_q) = logit(beta) + slope * evidence(q) + strength_slope * (strength(q) - center)
 P       = scale * sum_p sigmoid(alpha * (tau - s_p)) * (w_req | w_opt)
 
 Normalisation (:func:`normalize_field`), so BM25 and cosine combine sensibly: each field's BM25
@@ -39,11 +40,13 @@ __all__ = [
     "FieldSignals",
     "cosine_anchor",
     "evidence_score",
+    "lexical_strength",
     "normalize_field",
     "parameter_penalty",
     "pool_statistics",
     "query_beta",
     "score_candidates",
+    "strength_shift",
 ]
 
 
@@ -70,6 +73,8 @@ class FieldSignals:
     n_tools: int = 0
     #: Each candidate's description density, for the learned fusion (read whatever hubness_weight is).
     hub_description: np.ndarray | None = None
+    #: The strength of the best word match to weigh by (:func:`lexical_strength`); None: these candidates'.
+    strength: float | None = None
 
 
 #: The features a learned scorer weighs (toolret.memory.learn); "heuristic" is the MFTR score itself,
@@ -103,11 +108,55 @@ def evidence_score(oov_share: Any, n_ident: Any) -> Any:
     return 2.0 * (EVIDENCE_OOV_CENTER - oov) + EVIDENCE_IDENT * np.minimum(n_ident, 2)
 
 
-def query_beta(beta: float, slope: float, evidence: float) -> float:
-    """The lexical share for one query: logit(beta_q) = logit(beta) + slope * evidence."""
-    if not slope or beta <= 0.0 or beta >= 1.0:
+def query_beta(
+    beta: float, slope: float, evidence: float, strength_slope: float = 0.0, strength: float = 0.0, center: float = 0.0
+) -> float:
+    """The lexical share for one query:
+    logit(beta_q) = logit(beta) + slope * evidence + strength_slope * (strength - center).
+
+    ``strength`` is the best BM25 any candidate's description reaches (:func:`lexical_strength`).
+    Unlike the z-scored fields it keeps its scale, which is what reads the kind of request: a
+    request in the registry's own words shares several words with its tool, rare ones among many
+    tools, and scores high (seal_dev: median 13.9); a request in the user's own words shares a
+    common word or two by accident and scores low (banking77: 2.6, hwu64: 1.7). Chosen leaving
+    one dev registry out (docs/method.md §4a).
+    """
+    if (not slope and not strength_slope) or beta <= 0.0 or beta >= 1.0:
         return beta
-    return sigmoid(math.log(beta / (1.0 - beta)) + slope * float(evidence))
+    logit = math.log(beta / (1.0 - beta)) + slope * float(evidence) + strength_slope * (float(strength) - center)
+    return sigmoid(logit)
+
+
+def strength_shift(
+    delta_beta: float,
+    weights: dict[str, float],
+    lex_cols: Sequence[np.ndarray],
+    dense_cols: Sequence[np.ndarray],
+    weight_sum: np.ndarray,
+) -> np.ndarray:
+    """Per candidate, what the strength term added to the score: the fused evidence at the request's
+    lexical share minus at the share without it (exact, the mix being linear in beta).
+
+    ``k="auto"`` cuts on the evidence without it (:mod:`toolret.search.auto_k`): the strength
+    decides whether words or meaning order the tools, not how many stand out. A request that leans
+    on words has lexical z-scores of up to 12.5 sd, and the cut's ratio, chosen on the balance
+    without the term, would keep fewer tools (nestful_nonexec TRACC .544 → .473 on cached signals;
+    .548 cutting without it).
+    """
+    total = np.zeros_like(weight_sum)
+    for field, lex, dense in zip(INDEX_FIELDS, lex_cols, dense_cols):
+        total += weights[field] * (lex - dense)
+    return delta_beta * total / weight_sum
+
+
+def lexical_strength(signals: FieldSignals) -> float:
+    """The request's best description BM25 over its candidates (0 without a description field):
+    the pool holds BM25's own best tools, so this is the registry's best match in the field."""
+    lexical = signals.lexical.get("description")
+    present = signals.present.get("description")
+    if lexical is None or present is None or not present.any():
+        return 0.0
+    return float(np.max(np.where(present, lexical, 0.0)))
 
 
 def pool_statistics(
@@ -242,7 +291,19 @@ def score_candidates(
         adjusted = {f: c - config.fusion.hubness_weight * signals.hubness.get(f, 0.0) for f, c in raw_dense.items()}
         signals = dataclasses.replace(signals, dense=adjusted)
     weights = config.field_weights.as_dict()
-    beta = query_beta(config.fusion.lexical_weight, config.fusion.evidence_slope, signals.evidence)
+    fusion = config.fusion
+    strength = 0.0
+    if fusion.strength_slope:
+        strength = signals.strength if signals.strength is not None else lexical_strength(signals)
+    beta = query_beta(
+        fusion.lexical_weight,
+        fusion.evidence_slope,
+        signals.evidence,
+        fusion.strength_slope,
+        strength,
+        fusion.strength_center,
+    )
+    base_beta = query_beta(fusion.lexical_weight, fusion.evidence_slope, signals.evidence)
     n = len(signals.candidates)
     combined = np.zeros(n, dtype=np.float64)
     weight_sum = np.zeros(n, dtype=np.float64)
@@ -282,6 +343,7 @@ def score_candidates(
     )
     if anchor is not None:
         base = base + anchor
+    shift = strength_shift(beta - base_beta, weights, lex_cols, dense_cols, weight_sum) if beta != base_beta else None
 
     cand = signals.candidates.tolist()
     fit = ArgumentFit(args, query_words)
@@ -323,4 +385,5 @@ def score_candidates(
         features=columns,
         cosine=raw_cos,
         anchor=anchor if learned is None else None,
+        strength_shift=shift if learned is None and config.fusion.method != "learned" else None,
     )

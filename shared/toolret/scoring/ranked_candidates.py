@@ -41,6 +41,8 @@ class CandidateScore:
     cosine: float = 0.0
     #: The part of ``score`` that is the embedder's anchor (:func:`toolret.scoring.mftr.cosine_anchor`).
     anchor: float = 0.0
+    #: The part of ``score`` the request's strength term moved (:func:`toolret.scoring.mftr.strength_shift`).
+    strength_shift: float = 0.0
 
 
 class RankedCandidates(Sequence[CandidateScore]):
@@ -64,6 +66,7 @@ class RankedCandidates(Sequence[CandidateScore]):
         features: Sequence[np.ndarray],
         cosine: np.ndarray,
         anchor: np.ndarray | None = None,
+        strength_shift: np.ndarray | None = None,
     ) -> None:
         self._candidates = candidates
         self._order = order
@@ -74,6 +77,7 @@ class RankedCandidates(Sequence[CandidateScore]):
         self._features = features
         self._cosine = cosine
         self._anchor = anchor
+        self._strength_shift = strength_shift
         self._made: list[CandidateScore | None] = [None] * len(order)
         self._position: dict[int, int] | None = None
 
@@ -126,6 +130,7 @@ class RankedCandidates(Sequence[CandidateScore]):
             tuple(float(column[row]) for column in self._features),
             float(self._cosine[row]),
             0.0 if self._anchor is None else float(self._anchor[row]),
+            0.0 if self._strength_shift is None else float(self._strength_shift[row]),
         )
 
 

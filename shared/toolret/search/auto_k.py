@@ -6,8 +6,9 @@ z-scores over the query's candidate pool, so the best tool's score says how far 
 a tool is kept when it stands out at least ``1 - ratio`` as far as the best (``ratio`` 0.3: 70 %)
 and lies within ``margin`` of it. The ratio adapts to the query: a clear winner (3 sd above the
 pool) keeps only rivals that are clear too, a flat pool keeps its near-ties. What is compared is
-each tool's evidence, ``score - anchor``: the embedder's anchor (docs/method.md section 4a) is in
-cosine units, not z-units, so it orders the tools but does not decide how many stand out.
+each tool's evidence, ``score - anchor - strength_shift``: the embedder's anchor (docs/method.md
+section 4a) is in cosine units, not z-units, and the strength term changes the balance of words and
+meaning per request, so both order the tools but do not decide how many stand out.
 
 With sub-tasks (``balanced``'s plans), the tools chosen for the request as a whole form one group
 cut that way, and each sub-task adds its best tool -- one tool per part of the request, the count
@@ -92,8 +93,9 @@ def select_auto(
 
 def _evidence(tool: ScoredTool) -> float:
     """The tool's field evidence in z-units: its score without the embedder's anchor
-    (:attr:`ScoredTool.anchor`, docs/method.md section 4a), the scale ``ratio`` and ``margin`` speak of."""
-    return tool.score - tool.anchor
+    (:attr:`ScoredTool.anchor`, docs/method.md section 4a) and without what the request's strength
+    term moved (:attr:`ScoredTool.strength_shift`), the scale ``ratio`` and ``margin`` speak of."""
+    return tool.score - tool.anchor - tool.strength_shift
 
 
 def _cut_on_evidence(ordered: Sequence[ScoredTool], *, margin: float, ratio: float | None) -> list[ScoredTool]:

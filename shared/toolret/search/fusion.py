@@ -116,6 +116,13 @@ def scored_tool(
     )
 
 
+def _evidence(cand: CandidateScore) -> float:
+    """A candidate's field evidence at the request's base balance, in pool standard deviations: its
+    score without the embedder's anchor and the strength term's shift (the scale ``split_clear`` and
+    ``k="auto"`` speak of; docs/method.md section 4a)."""
+    return cand.score - cand.anchor - cand.strength_shift
+
+
 def fuse_rankings(
     snap: Snapshot,
     plan: QueryPlan,
@@ -142,7 +149,7 @@ def fuse_rankings(
             and asks_for_something(plan.subtasks[g].text)
             and (
                 ranked[0][0].cosine >= whole - config.planning.split_gate
-                or ranked[0][0].score >= config.planning.split_clear
+                or _evidence(ranked[0][0]) >= config.planning.split_clear
             )
         ]
         if len(kept) < 2:  # not a multi-part request after all: the whole request's own ranking

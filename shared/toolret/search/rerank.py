@@ -238,6 +238,7 @@ class CrossEncoderReranker(_Stage):
                 update={
                     "score": round(self.weight * p + (1.0 - self.weight) * t.score, 6),
                     "anchor": round((1.0 - self.weight) * t.anchor, 6),
+                    "strength_shift": round((1.0 - self.weight) * t.strength_shift, 6),
                     "field_scores": {**t.field_scores, "cross_encoder": round(p, 6)},
                 }
             )
@@ -411,12 +412,15 @@ class LLMReranker(_Stage):
             kept.append(tool)
         values = sorted((t.score for t in head), reverse=True)
         # the n-th place keeps the n-th best score and its anchor, so k="auto" sees the same evidence profile
-        anchors = [t.anchor for t in sorted(head, key=lambda t: -t.score)]
+        by_score = sorted(head, key=lambda t: -t.score)
+        anchors = [t.anchor for t in by_score]
+        shifts = [t.strength_shift for t in by_score]
         reranked = [
             t.model_copy(
                 update={
                     "score": values[n],
                     "anchor": anchors[n],
+                    "strength_shift": shifts[n],
                     "field_scores": {**t.field_scores, **evidence.get(t.id, {}), "before_rerank": t.score},
                 }
             )

@@ -170,6 +170,7 @@ def stage_retrieve(state: SearchState) -> None:
     state.query_vector = vec_of.get(state.query, state.query_vector)  # k="auto"'s floor reads it again
     timings: dict[str, float] = {}  # each stage's own measured time, summed over the rankings
     state.rankings = []
+    whole_strength: float | None = None  # a sub-task is part of its request: it weighs words as the whole does
     for job, ft in zip(state.jobs, texts_of):
         start = time.perf_counter()
         history = _history_for(snap, state.memory, vec_of[job.text], config)  # part of the candidate pool
@@ -186,8 +187,11 @@ def stage_retrieve(state: SearchState) -> None:
                 timings,
                 allowed=state.allowed,
                 learned=state.learned,
+                strength=whole_strength if job.subtask is not None else None,
             )
         )
+        if job.subtask is None and whole_strength is None:
+            whole_strength = state.rankings[-1].strength
     state.trace.append(
         TraceStep(
             stage="candidates",

@@ -54,7 +54,7 @@ def test_with_changes_fields_and_keeps_the_rest():
     changed = base.with_(lexical_weight=0.5, candidates_per_field=80)
     assert (changed.fusion.lexical_weight, changed.candidates_per_field) == (0.5, 80)
     assert changed.planner == base.planner and changed.name == "balanced"
-    assert base.fusion.lexical_weight == 0.29  # frozen: the original is unchanged
+    assert base.fusion.lexical_weight == 0.25  # frozen: the original is unchanged
 
 
 def test_with_names_an_unknown_field_and_the_nearest_valid_one():

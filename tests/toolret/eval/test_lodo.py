@@ -113,10 +113,12 @@ def _assert_engine_scores(kb: ToolKnowledgeBase, dataset, scores: np.ndarray) ->
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    ("hubness", "cosine"),
-    [(0.0, 0.0), (-0.3, 2.5), (0.5, 1.0)],
+    ("hubness", "cosine", "strength"),
+    [(0.0, 0.0, 0.0), (-0.3, 2.5, 0.4), (0.5, 1.0, 1.5)],
 )
-def test_cached_signals_rescore_like_the_engine(tiny: Path, embedder, hubness: float, cosine: float) -> None:
+def test_cached_signals_rescore_like_the_engine(
+    tiny: Path, embedder, hubness: float, cosine: float, strength: float
+) -> None:
     """The numpy re-scoring of a setting gives the engine's own ranking, query by query."""
     dataset = load_dataset(tiny)
     sig = extract_signals(dataset, embedder, limit=None)
@@ -126,6 +128,8 @@ def test_cached_signals_rescore_like_the_engine(tiny: Path, embedder, hubness: f
             "evidence_slope": 1.0,
             "hubness_weight": hubness,
             "cosine_weight": cosine,
+            "strength_slope": strength,
+            "strength_center": 1.0,
             "fusion": "heuristic",
         }
     )

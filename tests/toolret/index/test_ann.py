@@ -76,11 +76,11 @@ def test_float16_snapshot_ranks_the_same_top_k_as_float32():
     heuristic = RetrievalConfig.preset("fast").with_(fusion="heuristic")
     for i, q in enumerate(queries[:20]):
         text = f"{WORDS[i % len(WORDS)]} helper for {WORDS[(i * 5) % len(WORDS)]}"
-        want, _, _ = rank_tools(exact, text, q, heuristic)
-        got, _, _ = rank_tools(approx, text, q, heuristic)
+        want = rank_tools(exact, text, q, heuristic).candidates
+        got = rank_tools(approx, text, q, heuristic).candidates
         assert [c.index for c in got[:5]] == [c.index for c in want[:5]]
-        want, _, _ = rank_tools(exact, text, q, RetrievalConfig.preset("fast"))
-        got, _, _ = rank_tools(approx, text, q, RetrievalConfig.preset("fast"))
+        want = rank_tools(exact, text, q, RetrievalConfig.preset("fast")).candidates
+        got = rank_tools(approx, text, q, RetrievalConfig.preset("fast")).candidates
         assert len({c.index for c in got[:5]} & {c.index for c in want[:5]}) >= 4
 
 

@@ -74,10 +74,10 @@ def test_hubness_weight_demotes_or_favours_a_tool_in_a_dense_region(weight: floa
     assert snap.hubness["description"][0] > snap.hubness["description"][3] + 0.2
     query = _unit(0.67703, 1, 0, 0)  # the same cosine with alpha_one as with omega
     cfg = _fast().with_(fields=("description",), evidence_slope=0.0, hubness_weight=0.0)
-    tie, _, _ = rank_tools(snap, "zzz", query, cfg)
+    tie = rank_tools(snap, "zzz", query, cfg).candidates
     scores = {docs[c.index].name: c.score for c in tie}
     assert abs(scores["alpha_one"] - scores["omega"]) < 1e-3
-    ranked, _, _ = rank_tools(snap, "zzz", query, cfg.with_(hubness_weight=weight))
+    ranked = rank_tools(snap, "zzz", query, cfg.with_(hubness_weight=weight)).candidates
     assert docs[ranked[0].index].name == first
     assert ranked[0].cosine == pytest.approx(max(c.cosine for c in tie), abs=1e-5)  # the raw cosine, unchanged
 

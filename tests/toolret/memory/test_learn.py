@@ -116,10 +116,16 @@ def test_memory_lifts_the_tool_a_similar_request_used(kb):
     # The memory weight was chosen on the hand-set formula's scale; with the learned fusion it is not re-chosen yet.
     plain = RetrievalConfig.preset("fast").with_(fusion="heuristic")
     with_memory = plain.model_copy(update={"history_weight": RetrievalConfig.preset("balanced").memory.history_weight})
-    before = kb.search(query, k=6, config=with_memory).ids
+    before_result = kb.search(query, k=6, config=with_memory)
+    before = before_result.ids
     kb.record("get me the numbers for my trip tomorrow", ["convert_currency"])
     after = kb.search(query, k=6, config=with_memory)
-    assert after.ids[0] == "convert_currency" and before.index("convert_currency") > 0
+    # Lifted by history_weight x h (h in [0, 1]) from below the top two into them. (With the anchor's
+    # weight at 5 since issue 43, the embedder keeps search_flights, 0.08 ahead, first here: the memory
+    # weight, chosen when the anchor weighed 2.5, is not re-chosen yet.)
+    assert before.index("convert_currency") > 1 and after.ids.index("convert_currency") <= 1
+    lift = after.tools[after.ids.index("convert_currency")].field_scores["history"]
+    assert 0.5 < lift <= 1.0
     assert kb.search(query, k=6, config=plain).ids == before  # history_weight 0: memory unused
     kb.clear_history()
     assert kb.history_size == 0 and kb.search(query, k=6, config=with_memory).ids == before

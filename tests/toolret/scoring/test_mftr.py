@@ -14,7 +14,14 @@ from toolret import (
     ToolParam,
 )
 from toolret.scoring.arguments import spot_arguments
-from toolret.scoring.mftr import FieldSignals, normalize_field, parameter_penalty, score_candidates
+from toolret.scoring.mftr import (
+    FieldSignals,
+    lexical_strength,
+    normalize_field,
+    parameter_penalty,
+    query_beta,
+    score_candidates,
+)
 
 
 def _fast() -> RetrievalConfig:
@@ -34,7 +41,7 @@ def _signals(n: int, **fields):
 def test_score_is_weighted_sum_of_hybrid_field_scores():
     cfg = _fast().model_copy(
         update={
-            "fusion": {"lexical_weight": 0.5, "evidence_slope": 0.0, "min_field_pool": 0},
+            "fusion": {"lexical_weight": 0.5, "evidence_slope": 0.0, "strength_slope": 0.0, "min_field_pool": 0},
             "penalty": PenaltyConfig(enabled=False),
             "field_weights": FieldWeights(description=0.35, parameters=0.25),
         }
@@ -173,6 +180,7 @@ def test_pool_normalisation_ranks_a_strong_lexical_match_above_a_weak_dense_one(
     no_pen = {
         "penalty": PenaltyConfig(enabled=False),
         "evidence_slope": 0.0,
+        "strength_slope": 0.0,
         "lexical_weight": 0.35,
         "cosine_weight": 0.0,
     }
@@ -190,7 +198,11 @@ def test_pool_normalisation_ranks_a_strong_lexical_match_above_a_weak_dense_one(
 
 def test_pool_normalisation_does_not_depend_on_the_scale_of_a_signal():
     docs = [ToolDoc(name=f"t{i}", description="x") for i in range(6)]
-    cfg = _fast().model_copy(update={"penalty": PenaltyConfig(enabled=False), "cosine_weight": 0})
+    # The strength term reads BM25's scale on purpose (test_the_lexical_share_follows_the_strength_...);
+    # what is checked here is the normalisation, at a fixed lexical share.
+    cfg = _fast().model_copy(
+        update={"penalty": PenaltyConfig(enabled=False), "cosine_weight": 0, "strength_slope": 0.0}
+    )
     lex, dense = [3.0, 0.0, 1.5, 0.4, 0.6, 2.5], [0.30, 0.45, 0.33, 0.31, 0.29, 0.32]
     a = score_candidates(_six(lex, dense), docs, cfg, args=[], query_words=set(), name_matches=set())
     b = score_candidates(
@@ -232,7 +244,9 @@ def _reference_scores(sig, docs, cfg, args, query_words, named, exact, history, 
     from toolret.scoring.mftr import normalize_field, pool_statistics, query_beta
 
     weights = cfg.field_weights.as_dict()
-    beta = query_beta(cfg.fusion.lexical_weight, cfg.fusion.evidence_slope, sig.evidence)
+    top = max((float(x) for x, p in zip(sig.lexical["description"], sig.present["description"]) if p), default=0.0)
+    f = cfg.fusion
+    beta = query_beta(f.lexical_weight, f.evidence_slope, sig.evidence, f.strength_slope, top, f.strength_center)
     n = len(sig.candidates)
     combined, weight_sum, zeros = np.zeros(n), np.zeros(n), np.zeros(n)
     shared = pool_statistics(sig, [f for f in INDEX_FIELDS if f in sig.present], cfg)
@@ -425,7 +439,7 @@ def test_one_rare_word_in_a_sparse_field_does_not_overturn_a_wide_cosine_gap():
     )
     fast = _fast().model_copy(update={"penalty": PenaltyConfig(enabled=False)})
     heavy = {"lexical_weight": 0.45, "field_weights": FieldWeights(parameters=0.8)}  # parameters made to count
-    no_anchor = fast.model_copy(update={"cosine_weight": 0.0, **heavy})
+    no_anchor = fast.model_copy(update={"cosine_weight": 0.0, "strength_slope": 0.0, **heavy})
     anchored = no_anchor.model_copy(update={"cosine_weight": fast.fusion.cosine_weight})
 
     def first(cfg: RetrievalConfig) -> int:
@@ -433,3 +447,59 @@ def test_one_rare_word_in_a_sparse_field_does_not_overturn_a_wide_cosine_gap():
 
     assert first(no_anchor) == 1  # the z-scores alone: the parameter word wins
     assert first(anchored) == 0  # the wide cosine gap (0.80 vs 0.42) holds
+
+
+def test_the_lexical_share_follows_the_strength_of_the_best_word_match():
+    # logit(beta_q) = logit(beta) + strength_slope x (top description BM25 - center): a request that
+    # shares rare words with a tool (BM25 14) leans on words, one sharing a common word (BM25 2) on meaning.
+    assert query_beta(0.25, 0.0, 0.0, 0.4, 4.0, 4.0) == pytest.approx(0.25)
+    strong, weak = query_beta(0.25, 0.0, 0.0, 0.4, 14.0, 4.0), query_beta(0.25, 0.0, 0.0, 0.4, 2.0, 4.0)
+    assert strong == pytest.approx(1 / (1 + np.exp(-(np.log(0.25 / 0.75) + 4.0))))
+    assert weak < 0.25 < strong
+    assert query_beta(0.25, 0.0, 0.0, 0.0, 14.0, 4.0) == 0.25  # 0 turns it off
+
+
+def test_the_strength_is_the_best_description_bm25_the_candidates_have():
+    sig = _signals(3, lex_description=[1.0, 7.5, 3.0], has_description=[True, True, True])
+    assert lexical_strength(sig) == 7.5
+    sig = _signals(2, lex_description=[9.0, 2.0], has_description=[False, True])
+    assert lexical_strength(sig) == 2.0  # a tool with no description has no score there
+
+
+def test_a_strong_word_match_outranks_a_closer_meaning_and_a_weak_one_does_not():
+    # Tool 0: the request's words (BM25 high), a weaker cosine; tool 1: the better cosine, few shared words.
+    cfg = _fast().model_copy(update={"penalty": PenaltyConfig(enabled=False), "fusion": {"evidence_slope": 0.0}})
+    docs = [ToolDoc(name="words", description="x"), ToolDoc(name="meaning", description="y")]
+
+    def first(scale: float) -> str:
+        lex = [s * scale for s in (1.0, 0.25, 0.0, 0.0, 0.0)]
+        sig = _signals(5, lex_description=lex, dense_description=[0.60, 0.66, 0.3, 0.3, 0.3], bound_description=scale)
+        ranked = score_candidates(sig, docs + docs[:1] * 3, cfg, args=[], query_words=set(), name_matches=set())
+        return ("words", "meaning")[ranked[0].index] if ranked[0].index < 2 else "other"
+
+    assert first(14.0) == "words"  # a registry's-words request: the shared words decide
+    assert first(2.0) == "meaning"  # the same pattern at a user's-words strength: the embedder decides
+
+
+def test_the_strength_shift_is_what_the_strength_term_added():
+    # score - anchor - strength_shift is the score the same request gets without the strength term
+    # (minus its anchor), candidate by candidate: what k="auto" cuts on (toolret.search.auto_k).
+    n = 12
+    docs = [ToolDoc(name=f"t{i}", description="x") for i in range(n)]
+    sig = _signals(
+        n,
+        lex_description=[14.0, 9.0, 3.0] + [0.0] * (n - 3),
+        dense_description=[0.5, 0.62, 0.58] + [0.3 + 0.01 * i for i in range(n - 3)],
+        lex_parameters=[2.0, 0.0, 1.0] + [0.0] * (n - 3),
+        dense_parameters=[0.2 + 0.02 * i for i in range(n)],
+        bound_description=20.0,
+        bound_parameters=4.0,
+    )
+    on = _fast().model_copy(update={"penalty": PenaltyConfig(enabled=False)})
+    off = on.model_copy(update={"strength_slope": 0.0})
+    with_term = {c.index: c for c in score_candidates(sig, docs, on, args=[], query_words=set(), name_matches=set())}
+    without = {c.index: c for c in score_candidates(sig, docs, off, args=[], query_words=set(), name_matches=set())}
+    assert any(abs(c.strength_shift) > 0.1 for c in with_term.values())  # a strong match: the term moved scores
+    for i, c in with_term.items():
+        assert c.score - c.anchor - c.strength_shift == pytest.approx(without[i].score - without[i].anchor, abs=1e-9)
+        assert without[i].strength_shift == 0.0

@@ -40,6 +40,19 @@ def test_the_cut_reads_the_field_evidence_not_the_embedders_anchor():
     assert [t.id for t in select_auto(no_anchor, margin=1.0, ratio=0.28, max_k=5)] == ["a", "b", "c"]
 
 
+def test_the_cut_reads_the_evidence_without_the_strength_term():
+    # A request in the registry's own words leans on words: a's lexical z-score lifts it 4.0 above b,
+    # where the balance without the strength term sees two near-equals (a 3.0, b 2.6): both stand out.
+    tools = [
+        ScoredTool(id="a", name="a", score=7.0, strength_shift=4.0),
+        ScoredTool(id="b", name="b", score=3.0, strength_shift=0.4),
+        ScoredTool(id="c", name="c", score=1.0, strength_shift=0.2),
+    ]
+    assert [t.id for t in select_auto(tools, margin=1.0, ratio=0.26, max_k=5)] == ["a", "b"]
+    unshifted = [t.model_copy(update={"strength_shift": 0.0}) for t in tools]
+    assert [t.id for t in select_auto(unshifted, margin=1.0, ratio=0.26, max_k=5)] == ["a"]
+
+
 def test_auto_k_picks_the_right_count_on_a_crafted_score_distribution():
     # Two tools stand out of the pool (z 3.1 and 2.6), then the pool itself (1.5 and below).
     scores = [3.1, 2.6, 1.5, 1.4, 1.3]

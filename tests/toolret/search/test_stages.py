@@ -235,3 +235,24 @@ def test_the_query_text_step_reports_its_measured_time(kb, monkeypatch):
     monkeypatch.setattr(query_text, "clean_query", _slowed(query_text.clean_query))
     step = kb.search("weather in Lisbon " + "QUJD" * 40, k=2).trace[0]
     assert step.stage == "query_text" and step.ms >= _SLOW_S * 1000
+
+
+def test_a_sub_task_weighs_words_as_its_whole_request_does(kb, monkeypatch):
+    # A sub-task is a fragment of the same request in the same registry: its ranking takes the whole
+    # request's strength of the best word match (mftr.lexical_strength), not its own shorter text's.
+    import toolret.search.stages as stages
+
+    seen: list[tuple[str, float | None, float]] = []
+    real = stages.rank_tools
+
+    def spy(snap, text, *args, strength=None, **kwargs):
+        ranking = real(snap, text, *args, strength=strength, **kwargs)
+        seen.append((text, strength, ranking.strength))
+        return ranking
+
+    monkeypatch.setattr(stages, "rank_tools", spy)
+    kb.llm = ScriptedLLM([_plan(), '{"ranking": [], "irrelevant": []}', '{"uncovered": [], "rewrites": {}}'])
+    kb.search("wether in lisbon tmrw n sushi for dinner", k=2, config="full")
+    whole, *parts = seen
+    assert whole[1] is None and whole[2] > 0  # the whole request reads its own
+    assert len(parts) >= 2 and all(given == whole[2] == used for _, given, used in parts)
