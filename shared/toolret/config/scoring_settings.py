@@ -87,15 +87,13 @@ class FusionConfig(BaseModel):
         "(toolret.scoring.evidence); 0 keeps lexical_weight for every query.",
     )
     strength_slope: float = Field(
-        default=0.4,
+        default=3.5,
         ge=0,
         description="How far the lexical share follows the strength of the request's best word match: the top "
-        "BM25 of the description field, unstandardised (it grows with how many words a tool shares with the "
-        "request and how rare they are in the registry); 0 turns it off.",
+        "BM25 of the description field in units of log(N + 1), unstandardised (about how many words of full "
+        "rarity a tool shares with the request); 0 turns it off.",
     )
-    strength_center: float = Field(
-        default=4.0, ge=0, description="The top description BM25 at which the strength term is neutral."
-    )
+    strength_center: float = Field(default=1.0, ge=0, description="The strength at which the strength term is neutral.")
     hubness_weight: float = Field(
         default=-0.2,
         ge=-1,

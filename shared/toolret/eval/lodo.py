@@ -169,7 +169,7 @@ def fused_scores(sig: DatasetSignals, s: Setting, beta_q: np.ndarray | None = No
     if (s.evidence_slope or s.strength_slope) and 0.0 < s.lexical_weight < 1.0:
         logit = math.log(s.lexical_weight / (1 - s.lexical_weight)) + s.evidence_slope * evidence_of(sig.qfeat)
         if s.strength_slope:  # toolret.scoring.mftr.lexical_strength: the pool's best raw description BM25
-            strength = np.where(pres[:, :, 0], lex[:, :, 0], 0.0).max(axis=1)
+            strength = np.where(pres[:, :, 0], lex[:, :, 0], 0.0).max(axis=1) / math.log(sig.n_tools + 1.0)
             logit = logit + s.strength_slope * (strength - s.strength_center)
         share = 1.0 / (1.0 + np.exp(-logit))
     if beta_q is not None:

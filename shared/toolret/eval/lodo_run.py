@@ -51,7 +51,7 @@ def search_space(base: Setting) -> list[Setting]:
     out += grid(
         base,
         strength_slope=STRENGTH_SLOPES,
-        strength_center=(1.0, 2.0, 3.0, 4.0),
+        strength_center=(0.6, 0.8, 1.0, 1.2),
         cosine_weight=(2.5, 5.0, 7.5),
         lexical_weight=(0.15, 0.2, 0.25, 0.29),
     )
@@ -75,7 +75,7 @@ HUB_WEIGHTS = (-0.6, -0.5, -0.4, -0.3, -0.2, -0.1, 0.0, 0.1, 0.2)
 COSINE_WEIGHTS = (0.0, 1.0, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 7.5)
 
 #: Slopes of the lexical share on the strength of the best word match tried (0 = off).
-STRENGTH_SLOPES = (0.0, 0.2, 0.3, 0.4, 0.6, 0.8)
+STRENGTH_SLOPES = (0.0, 1.5, 2.5, 3.5, 5.0)
 
 #: k="auto" margins tried (on the scale of the fused score).
 AUTO_MARGINS = (0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5)

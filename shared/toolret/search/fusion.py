@@ -112,6 +112,7 @@ def scored_tool(
         subtask=subtask,
         similarity=round(cand.cosine, 6),
         anchor=round(cand.anchor, 6),
+        strength_shift=round(cand.strength_shift, 6),
         serves=serves,
     )
 

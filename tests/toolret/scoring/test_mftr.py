@@ -215,7 +215,8 @@ def test_pool_normalisation_does_not_depend_on_the_scale_of_a_signal():
 
 def test_lexical_share_follows_query_evidence():
     docs = [ToolDoc(name=f"t{i}", description="x") for i in range(20)]
-    cfg = _fast().model_copy(update={"penalty": PenaltyConfig(enabled=False)})
+    # the evidence term alone (the strength term has its own tests below)
+    cfg = _fast().model_copy(update={"penalty": PenaltyConfig(enabled=False), "strength_slope": 0.0})
     lex, dense = POOL_LEX, POOL_DENSE
 
     def ranked(evidence):
@@ -245,6 +246,7 @@ def _reference_scores(sig, docs, cfg, args, query_words, named, exact, history, 
 
     weights = cfg.field_weights.as_dict()
     top = max((float(x) for x, p in zip(sig.lexical["description"], sig.present["description"]) if p), default=0.0)
+    top /= np.log((sig.n_tools or len(sig.candidates)) + 1.0)
     f = cfg.fusion
     beta = query_beta(f.lexical_weight, f.evidence_slope, sig.evidence, f.strength_slope, top, f.strength_center)
     n = len(sig.candidates)
@@ -450,20 +452,23 @@ def test_one_rare_word_in_a_sparse_field_does_not_overturn_a_wide_cosine_gap():
 
 
 def test_the_lexical_share_follows_the_strength_of_the_best_word_match():
-    # logit(beta_q) = logit(beta) + strength_slope x (top description BM25 - center): a request that
-    # shares rare words with a tool (BM25 14) leans on words, one sharing a common word (BM25 2) on meaning.
-    assert query_beta(0.25, 0.0, 0.0, 0.4, 4.0, 4.0) == pytest.approx(0.25)
-    strong, weak = query_beta(0.25, 0.0, 0.0, 0.4, 14.0, 4.0), query_beta(0.25, 0.0, 0.0, 0.4, 2.0, 4.0)
-    assert strong == pytest.approx(1 / (1 + np.exp(-(np.log(0.25 / 0.75) + 4.0))))
+    # logit(beta_q) = logit(beta) + strength_slope x (strength - center): a request that shares two
+    # words of full rarity with a tool (strength 2) leans on words, one sharing a common word (0.3) on meaning.
+    assert query_beta(0.25, 0.0, 0.0, 3.5, 1.0, 1.0) == pytest.approx(0.25)
+    strong, weak = query_beta(0.25, 0.0, 0.0, 3.5, 2.0, 1.0), query_beta(0.25, 0.0, 0.0, 3.5, 0.3, 1.0)
+    assert strong == pytest.approx(1 / (1 + np.exp(-(np.log(0.25 / 0.75) + 3.5))))
     assert weak < 0.25 < strong
-    assert query_beta(0.25, 0.0, 0.0, 0.0, 14.0, 4.0) == 0.25  # 0 turns it off
+    assert query_beta(0.25, 0.0, 0.0, 0.0, 2.0, 1.0) == 0.25  # 0 turns it off
 
 
 def test_the_strength_is_the_best_description_bm25_the_candidates_have():
-    sig = _signals(3, lex_description=[1.0, 7.5, 3.0], has_description=[True, True, True])
-    assert lexical_strength(sig) == 7.5
-    sig = _signals(2, lex_description=[9.0, 2.0], has_description=[False, True])
-    assert lexical_strength(sig) == 2.0  # a tool with no description has no score there
+    # in units of log(N + 1): about how many words of full rarity the best tool shares with the request
+    sig = FieldSignals(**{**_signals(3, lex_description=[1.0, 7.5, 3.0]).__dict__, "n_tools": 1000})
+    assert lexical_strength(sig) == pytest.approx(7.5 / np.log(1001))
+    sig = FieldSignals(
+        **{**_signals(2, lex_description=[9.0, 2.0], has_description=[False, True]).__dict__, "n_tools": 9}
+    )
+    assert lexical_strength(sig) == pytest.approx(2.0 / np.log(10))  # a tool with no description has no score there
 
 
 def test_a_strong_word_match_outranks_a_closer_meaning_and_a_weak_one_does_not():
@@ -474,6 +479,7 @@ def test_a_strong_word_match_outranks_a_closer_meaning_and_a_weak_one_does_not()
     def first(scale: float) -> str:
         lex = [s * scale for s in (1.0, 0.25, 0.0, 0.0, 0.0)]
         sig = _signals(5, lex_description=lex, dense_description=[0.60, 0.66, 0.3, 0.3, 0.3], bound_description=scale)
+        sig = FieldSignals(**{**sig.__dict__, "n_tools": 1000})  # strength 14 / log 1001 = 2.0, or 0.29
         ranked = score_candidates(sig, docs + docs[:1] * 3, cfg, args=[], query_words=set(), name_matches=set())
         return ("words", "meaning")[ranked[0].index] if ranked[0].index < 2 else "other"
 

@@ -118,3 +118,27 @@ def test_auto_k_search_returns_a_small_precise_set(embedder):
     assert [s.stage for s in result.trace][-2:] == ["auto_k", "floor"]  # the cut, then the floor under it
     with pytest.raises(QueryError, match="'auto'"):
         kb.search("weather", k="many")  # type: ignore[arg-type]
+
+
+def test_a_search_reports_what_the_strength_term_moved(make_kb):
+    # End to end: the shift reaches the result, and score - anchor - strength_shift is the score the
+    # same request gets without the strength term (minus its anchor), the evidence k="auto" cuts on.
+    from toolret import RetrievalConfig, ToolDoc
+
+    kb = make_kb(
+        [
+            ToolDoc(name="send_email", description="Send an email message to a recipient."),
+            ToolDoc(name="get_weather", description="Current weather forecast for a city."),
+            ToolDoc(name="convert_currency", description="Convert an amount of money between currencies."),
+        ]
+    )
+    request = "send an email message to a recipient"  # the registry's own words: a strong match
+    on = {t.id: t for t in kb.search(request, k=3).tools}
+    off = {
+        t.id: t for t in kb.search(request, k=3, config=RetrievalConfig.preset("fast").with_(strength_slope=0.0)).tools
+    }
+    assert max(abs(t.strength_shift) for t in on.values()) > 0.01  # the term moved the scores
+    for tool_id, tool in on.items():
+        assert tool.score - tool.anchor - tool.strength_shift == pytest.approx(
+            off[tool_id].score - off[tool_id].anchor, abs=1e-5
+        )
