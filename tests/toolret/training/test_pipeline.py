@@ -122,8 +122,9 @@ def test_mined_hard_negatives_join_the_batch_and_make_another_run(toole, tmp_pat
     assert all(len(p.negatives) == 2 for p in mined)
     plain = train(mined, tmp_path / "plain", TrainConfig(batch_size=8), max_steps=1)
     hard = train(mined, tmp_path / "hard", TrainConfig(batch_size=8, hard_negatives=2), max_steps=1)
-    # Same model, same first batch: 16 more (and harder) documents to tell the right one from.
+    # Same model, same first batch: 16 more (and harder) documents to tell the right one from. (The
+    # negatives are mined with the engine's own ranking, so the gap moves with it: 0.50 with issue 43's.)
     assert hard.first_loss is not None and plain.first_loss is not None
-    assert hard.first_loss > plain.first_loss + 0.5
+    assert hard.first_loss > plain.first_loss + 0.3
     with pytest.raises(ConfigError, match="another run"):
         train(mined, tmp_path / "plain", TrainConfig(batch_size=8, hard_negatives=2), max_steps=1)
