@@ -24,10 +24,25 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Protocol
 
 from toolret.results import ScoredTool
 
-__all__ = ["auto_cut", "select_auto"]
+__all__ = ["NOT_EVIDENCE", "auto_cut", "field_evidence", "select_auto"]
+
+#: The parts of a score that are not field evidence in z-units: the embedder's anchor (cosine units)
+#: and what the request's strength term moved (docs/method.md section 4a). They order the tools;
+#: the cut, ``split_clear`` and a reranker that rescales or reorders scores treat them alike.
+NOT_EVIDENCE = ("anchor", "strength_shift")
+
+
+class _Scored(Protocol):
+    @property
+    def score(self) -> float: ...
+    @property
+    def anchor(self) -> float: ...
+    @property
+    def strength_shift(self) -> float: ...
 
 
 def auto_cut(scores: Sequence[float], *, margin: float, max_k: int, min_k: int = 1, ratio: float | None = None) -> int:
@@ -79,23 +94,22 @@ def select_auto(
     groups: dict[str | None, list[ScoredTool]] = {}
     for tool in tools:
         groups.setdefault(tool.subtask, []).append(tool)
-    best = max(_evidence(t) for t in tools)
+    best = max(field_evidence(t) for t in tools)
     spread = None if None in groups else max(groups, key=lambda g: max(t.score for t in groups[g]))
     keep: set[str] = set()
     for group, members in groups.items():
         ordered = sorted(members, key=lambda t: -t.score)[:max_k]
         if group is None or group == spread:
             keep.update(t.id for t in _cut_on_evidence(ordered, margin=margin, ratio=ratio))
-        elif subtask_margin is None or _evidence(ordered[0]) >= best - subtask_margin:
+        elif subtask_margin is None or field_evidence(ordered[0]) >= best - subtask_margin:
             keep.add(ordered[0].id)
     return [t for t in tools if t.id in keep][:max_k]
 
 
-def _evidence(tool: ScoredTool) -> float:
-    """The tool's field evidence in z-units: its score without the embedder's anchor
-    (:attr:`ScoredTool.anchor`, docs/method.md section 4a) and without what the request's strength
-    term moved (:attr:`ScoredTool.strength_shift`), the scale ``ratio`` and ``margin`` speak of."""
-    return tool.score - tool.anchor - tool.strength_shift
+def field_evidence(tool: _Scored) -> float:
+    """A scored tool's (or candidate's) field evidence in z-units: its score without the parts in
+    :data:`NOT_EVIDENCE`, the scale ``ratio``, ``margin`` and ``split_clear`` speak of."""
+    return tool.score - sum(getattr(tool, part) for part in NOT_EVIDENCE)
 
 
 def _cut_on_evidence(ordered: Sequence[ScoredTool], *, margin: float, ratio: float | None) -> list[ScoredTool]:
@@ -103,6 +117,6 @@ def _cut_on_evidence(ordered: Sequence[ScoredTool], *, margin: float, ratio: flo
     against the best evidence among them. Without anchors (evidence = score, descending) this is
     exactly :func:`auto_cut`'s prefix; with them, the anchor orders the tools and the evidence
     decides how many stand out, so adding the cosine term does not change what "stands out" means."""
-    evidence = [_evidence(t) for t in ordered]
+    evidence = [field_evidence(t) for t in ordered]
     floor = _floor(max(evidence), margin=margin, ratio=ratio)
     return [t for i, t in enumerate(ordered) if i == 0 or evidence[i] >= floor]

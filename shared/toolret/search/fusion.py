@@ -26,6 +26,7 @@ from toolret.index.snapshot import Snapshot
 from toolret.results import ScoredTool
 from toolret.scoring.candidates import Ranking
 from toolret.scoring.ranked_candidates import CandidateScore
+from toolret.search.auto_k import field_evidence
 from toolret.search.planning import QueryPlan, RankingJob, asks_for_something
 
 __all__ = ["budgeted_merge", "fuse_rankings", "reciprocal_rank_fusion", "scored_tool", "subtask_budgets"]
@@ -117,13 +118,6 @@ def scored_tool(
     )
 
 
-def _evidence(cand: CandidateScore) -> float:
-    """A candidate's field evidence at the request's base balance, in pool standard deviations: its
-    score without the embedder's anchor and the strength term's shift (the scale ``split_clear`` and
-    ``k="auto"`` speak of; docs/method.md section 4a)."""
-    return cand.score - cand.anchor - cand.strength_shift
-
-
 def fuse_rankings(
     snap: Snapshot,
     plan: QueryPlan,
@@ -150,7 +144,7 @@ def fuse_rankings(
             and asks_for_something(plan.subtasks[g].text)
             and (
                 ranked[0][0].cosine >= whole - config.planning.split_gate
-                or _evidence(ranked[0][0]) >= config.planning.split_clear
+                or field_evidence(ranked[0][0]) >= config.planning.split_clear
             )
         ]
         if len(kept) < 2:  # not a multi-part request after all: the whole request's own ranking

@@ -46,6 +46,7 @@ from toolret.errors import ConfigError, MissingDependencyError
 from toolret.llm.protocol import LLM, ChatMessage, structured_call
 from toolret.llm.steps import LLMSteps
 from toolret.results import ScoredTool, StagePath, TraceStep
+from toolret.search.auto_k import NOT_EVIDENCE
 
 __all__ = [
     "CrossEncoderCache",
@@ -237,8 +238,7 @@ class CrossEncoderReranker(_Stage):
             t.model_copy(
                 update={
                     "score": round(self.weight * p + (1.0 - self.weight) * t.score, 6),
-                    "anchor": round((1.0 - self.weight) * t.anchor, 6),
-                    "strength_shift": round((1.0 - self.weight) * t.strength_shift, 6),
+                    **{part: round((1.0 - self.weight) * getattr(t, part), 6) for part in NOT_EVIDENCE},
                     "field_scores": {**t.field_scores, "cross_encoder": round(p, 6)},
                 }
             )
@@ -411,16 +411,14 @@ class LLMReranker(_Stage):
                 room -= 1
             kept.append(tool)
         values = sorted((t.score for t in head), reverse=True)
-        # the n-th place keeps the n-th best score and its anchor, so k="auto" sees the same evidence profile
-        by_score = sorted(head, key=lambda t: -t.score)
-        anchors = [t.anchor for t in by_score]
-        shifts = [t.strength_shift for t in by_score]
+        # the n-th place keeps the n-th best score and its non-evidence parts, so k="auto" sees the same
+        # evidence profile
+        parts = [{p: getattr(t, p) for p in NOT_EVIDENCE} for t in sorted(head, key=lambda t: -t.score)]
         reranked = [
             t.model_copy(
                 update={
                     "score": values[n],
-                    "anchor": anchors[n],
-                    "strength_shift": shifts[n],
+                    **parts[n],
                     "field_scores": {**t.field_scores, **evidence.get(t.id, {}), "before_rerank": t.score},
                 }
             )
