@@ -50,7 +50,8 @@ class FusionConfig(BaseModel):
     deviation floors below), then mixed with the lexical share beta_q, where
     logit(beta_q) = logit(lexical_weight) + evidence_slope x evidence(q)
     + strength_slope x (strength(q) - strength_center), strength(q) being the best BM25 any tool's
-    description reaches for the request, in absolute units. The embedder's own cosine
+    description reaches for the request, not standardised, in units of log(N + 1) for N tools
+    (``toolret.scoring.mftr.lexical_strength``). The embedder's own cosine
     is added on its absolute scale (cosine_weight), and a tool named by the request gets the name
     boosts. ``method="learned"`` replaces the mix by the shipped learned fusion
     (``toolret.scoring.learned_fusion``) and ignores these numbers.

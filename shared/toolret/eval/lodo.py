@@ -64,8 +64,8 @@ class Setting:
     normalization: str = "minmax"  # "zscore" (the engine's) | "bound", "minmax" (earlier formulas, for the records)
     lexical_weight: float = 0.5  # FusionConfig.lexical_weight: the lexical share at neutral evidence
     evidence_slope: float = 0.0  # FusionConfig.evidence_slope: logit change of it per unit of evidence (evidence_of)
-    strength_slope: float = 0.0  # FusionConfig.strength_slope: logit change per unit of the top description BM25
-    strength_center: float = 0.0  # FusionConfig.strength_center: the top description BM25 where that term is 0
+    strength_slope: float = 0.0  # FusionConfig.strength_slope: logit change per unit of strength (lexical_strength)
+    strength_center: float = 0.0  # FusionConfig.strength_center: the strength where that term is 0
     field_weights: tuple[float, ...] = (0.35, 0.25, 0.15, 0.25, 0.15, 0.25, 0.1)  # FieldWeights, INDEX_FIELDS order
     candidates_per_field: int = 50
     name_match_boost: float = 0.2  # FusionConfig.name_match_boost
@@ -168,7 +168,7 @@ def fused_scores(sig: DatasetSignals, s: Setting, beta_q: np.ndarray | None = No
     share = np.full(lex.shape[0], s.lexical_weight)  # the lexical share beta_q of each request
     if (s.evidence_slope or s.strength_slope) and 0.0 < s.lexical_weight < 1.0:
         logit = math.log(s.lexical_weight / (1 - s.lexical_weight)) + s.evidence_slope * evidence_of(sig.qfeat)
-        if s.strength_slope:  # toolret.scoring.mftr.lexical_strength: the pool's best raw description BM25
+        if s.strength_slope:  # mftr.lexical_strength: the pool's best description BM25 / log(N + 1)
             strength = np.where(pres[:, :, 0], lex[:, :, 0], 0.0).max(axis=1) / math.log(sig.n_tools + 1.0)
             logit = logit + s.strength_slope * (strength - s.strength_center)
         share = 1.0 / (1.0 + np.exp(-logit))
