@@ -66,13 +66,24 @@ class RetrievalConfig(BaseModel):
     fusion: FusionConfig = Field(
         default_factory=FusionConfig, description="How words and meaning are weighed (toolret.scoring.mftr)."
     )
-    intent_without_arguments: bool = Field(
-        default=False,
-        description="Match every field but parameters against the request without its argument values (paths, "
-        "URLs, e-mail addresses, quoted strings, file names, slugs, @mentions, numbers; toolret.scoring.intent); "
-        "the parameters field and the parameter-missing penalty still read the whole request. Off by default "
-        "(docs/method.md §3a).",
+    intent_without_arguments: Literal["off", "words", "all"] = Field(
+        default="words",
+        description="Where a request's argument values (paths, URLs, e-mail addresses, quoted strings, file names, "
+        "slugs, @mentions, numbers; toolret.scoring.intent) count as intent: 'words' (the default) matches every "
+        "field but parameters by BM25 against the request without them, while the embedder reads the whole "
+        "request; 'all' also embeds the request without them for those fields; 'off' reads the whole request "
+        "everywhere. The parameters field and the parameter-missing penalty always read the whole request "
+        "(docs/method.md §3a). True and False, as earlier versions took, mean 'all' and 'off'.",
     )
+
+    @field_validator("intent_without_arguments", mode="before")
+    @classmethod
+    def _intent_mode_of_a_bool(cls, value: object) -> object:
+        """Earlier versions took a bool: True embedded and matched the request without its values, False neither."""
+        if isinstance(value, bool):
+            return "all" if value else "off"
+        return value
+
     candidates_per_field: int = Field(
         default=50, ge=1, le=10_000, description="Candidates each field's BM25 and dense search bring."
     )

@@ -27,7 +27,13 @@ __all__ = ["REFERENCE_FUSIONS", "reference_config"]
 #: Label -> the fast preset's overrides that give that fusion.
 REFERENCE_FUSIONS: dict[str, dict[str, Any]] = {
     "fusion-ec3e34e": {
-        "fusion": {"method": "heuristic", "lexical_weight": 0.29, "cosine_weight": 2.5, "strength_slope": 0.0},
+        "fusion": {
+            "method": "heuristic",
+            "lexical_weight": 0.29,
+            "lexical_sd_floor": 0.08,
+            "cosine_weight": 2.5,
+            "strength_slope": 0.0,
+        },
         "intent_without_arguments": False,
     },
     "fusion-eefafaa": {

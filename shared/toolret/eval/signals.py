@@ -33,7 +33,7 @@ logger = logging.getLogger("toolret")
 #: Candidates per field and signal kept in the cache: the deepest candidate depth LODO may try.
 POOL_DEPTH = 100
 #: Bumped whenever what is extracted changes, so stale caches are rebuilt.
-SIGNALS_VERSION = 8  # 8: a single quote after a letter opens no quoted value
+SIGNALS_VERSION = 9  # 9: the intent fields' BM25 reads the request without its values (the default "words")
 _RANK_NONE = 1 << 20
 
 
@@ -126,10 +126,10 @@ def extract_signals(
     limit: int | None = 500,
     seed: int = 0,
     depth: int = POOL_DEPTH,
-    intent_without_arguments: bool = False,
+    intent_without_arguments: str | bool = "words",
 ) -> DatasetSignals:
     """Rank a sample of the dataset's queries once over a deep pool and keep the raw signals
-    (``intent_without_arguments``: the intent fields read the request without its values, as the option does)."""
+    (``intent_without_arguments``: RetrievalConfig's option, whose values the intent fields read as the engine does)."""
     from toolret import ToolKnowledgeBase
     from toolret.config import PenaltyConfig, RetrievalConfig
     from toolret.documents.text import tokenize
@@ -138,7 +138,7 @@ def extract_signals(
     from toolret.index.hubness import tool_hubness
     from toolret.index.lexical import analyze_query
     from toolret.scoring.arguments import spot_arguments
-    from toolret.scoring.candidates import named_tools, ranking_inputs, top_n
+    from toolret.scoring.candidates import named_tools, ranking_inputs, top_n, word_fields
     from toolret.scoring.evidence import registry_df
     from toolret.scoring.mftr import parameter_penalty
 
@@ -166,7 +166,11 @@ def extract_signals(
     for q, (qvec, fields) in zip(queries, inputs):
         fields = fields or {}
         tokens = analyze_query(q.query)
-        field_tokens = [analyze_query(fields[f][0]) if f in fields else tokens for f in INDEX_FIELDS]
+        words = word_fields(query_side, q.query, fields)
+        word_tokens = analyze_query(next(iter(words.values()))) if words else tokens
+        field_tokens = [
+            analyze_query(fields[f][0]) if f in fields else word_tokens if f in words else tokens for f in INDEX_FIELDS
+        ]
         lex_all = [snap.lexical[f].scores(field_tokens[i]) for i, f in enumerate(INDEX_FIELDS)]
         dense_all = [dense_scores(snap, f, fields[f][1] if f in fields else qvec) for f in INDEX_FIELDS]
         best_rank = np.full(n_tools, _RANK_NONE, dtype=np.int64)
@@ -289,7 +293,7 @@ def load_or_extract(
     seed: int = 0,
     depth: int = POOL_DEPTH,
     split: str = "test",
-    intent_without_arguments: bool = False,
+    intent_without_arguments: str | bool = "words",
 ) -> DatasetSignals:
     """The dataset's signals from ``cache_dir`` when cached for the same files and sample, else extracted.
 
@@ -300,7 +304,10 @@ def load_or_extract(
 
     folder = Path(folder)
     stem = f"{folder.name}.train" if split == "train" and has_training_split(folder) else folder.name
-    stem += ".intent" if intent_without_arguments else ""
+    from toolret.config import RetrievalConfig
+
+    mode = RetrievalConfig(intent_without_arguments=intent_without_arguments).intent_without_arguments
+    stem += {"words": "", "all": ".intent", "off": ".whole"}[mode]
     path = Path(cache_dir) / f"{stem}-{_fingerprint(folder, limit, seed, depth, split)}.npz"
     if path.exists():
         cached = DatasetSignals.load(path)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import time
+from collections.abc import Collection
 from typing import NamedTuple
 
 import numpy as np
@@ -21,11 +22,11 @@ from toolret.index.lexical import analyze_query
 from toolret.index.snapshot import Snapshot
 from toolret.scoring.arguments import spot_arguments
 from toolret.scoring.evidence import query_evidence, registry_df
-from toolret.scoring.intent import intent_field_texts
+from toolret.scoring.intent import INTENT_FIELDS, intent_field_texts, intent_text
 from toolret.scoring.mftr import FieldSignals, evidence_score, lexical_strength, score_candidates
 from toolret.scoring.ranked_candidates import RankedCandidates
 
-__all__ = ["Ranking", "named_tools", "query_fields", "rank_tools", "ranking_inputs", "top_n"]
+__all__ = ["Ranking", "named_tools", "query_fields", "rank_tools", "ranking_inputs", "top_n", "word_fields"]
 
 _QUERY_WORDS = re.compile(r"[\w.]+", re.UNICODE)
 
@@ -68,15 +69,34 @@ class Ranking(NamedTuple):
     n_args: int
     #: The strength of the best word match the lexical share followed (mftr.lexical_strength).
     strength: float = 0.0
+    #: The text the intent fields' BM25 matched in place of the query (:func:`word_fields`); None: the query.
+    words: str | None = None
 
 
 def query_fields(config: RetrievalConfig, text: str, explicit: dict[str, str] | None = None) -> dict[str, str]:
-    """The per-field query texts of one ranking of ``text``: ``explicit`` ones (an LLM plan's field-aligned
-    sub-queries), plus, with ``config.intent_without_arguments``, the request without its argument values
-    for every other field but parameters (:mod:`toolret.scoring.intent`). The caller embeds them."""
-    if not config.intent_without_arguments:
+    """The per-field query texts of one ranking of ``text`` that the caller embeds: ``explicit`` ones (an LLM
+    plan's field-aligned sub-queries), plus, with ``config.intent_without_arguments == "all"``, the request
+    without its argument values for every other field but parameters (:mod:`toolret.scoring.intent`)."""
+    if config.intent_without_arguments != "all":
         return dict(explicit or {})
     return intent_field_texts(text, explicit)
+
+
+def word_fields(config: RetrievalConfig, text: str, own: Collection[str] = ()) -> dict[str, str]:
+    """Per field, the text BM25 matches in place of ``text`` under the default ``intent_without_arguments ==
+    "words"``: the request without its argument values, for every intent field that has no query of its own
+    (``own``); ``{}`` when the request carries no value.
+
+    Only the words move: the embedder still reads the whole request, where a value is read in its
+    sentence ("a playlist named 'Love Mariah'"). A value's words, matched one by one, are accidents
+    ("report_2024.csv" and the csv module). Measured on the dev sets: docs/method.md §3a.
+    """
+    if config.intent_without_arguments != "words":
+        return {}
+    intent = intent_text(text)
+    if intent is None:
+        return {}
+    return {f: intent for f in INTENT_FIELDS if f not in own}
 
 
 def ranking_inputs(
@@ -112,7 +132,8 @@ def rank_tools(
 
     ``field_queries`` maps a field to its own (text, vector) — MFTR's field-aligned
     sub-queries, e.g. the expected output matched against responses; fields without one
-    use ``text`` and ``qvec``. Argument spotting always reads ``text``. ``timings``, when
+    use ``text`` and ``qvec`` (their BM25, ``text`` without its argument values: :func:`word_fields`).
+    Argument spotting always reads ``text``. ``timings``, when
     given, gets the milliseconds of each half added to its ``"candidates"`` and ``"mftr"``
     entries, so the trace reports what each stage took (not a share of the total). ``allowed``
     (a boolean per tool, or None for all) keeps every other tool out of the candidates: the
@@ -124,7 +145,12 @@ def rank_tools(
     field_queries = field_queries or {}
     fields = config.active_fields
     main_tokens = analyze_query(text)
-    tokens = {f: analyze_query(field_queries[f][0]) if f in field_queries else main_tokens for f in fields}
+    words = word_fields(config, text, field_queries)
+    word_tokens = analyze_query(next(iter(words.values()))) if words else main_tokens
+    tokens = {
+        f: analyze_query(field_queries[f][0]) if f in field_queries else word_tokens if f in words else main_tokens
+        for f in fields
+    }
     vectors = {f: field_queries[f][1] if f in field_queries else qvec for f in fields}
     n = config.candidates_per_field
     lex_all = {f: snap.lexical[f].scores(tokens[f]) for f in fields}
@@ -184,4 +210,4 @@ def rank_tools(
         end = time.perf_counter()
         timings["candidates"] = timings.get("candidates", 0.0) + (scoring_start - start) * 1000
         timings["mftr"] = timings.get("mftr", 0.0) + (end - scoring_start) * 1000
-    return Ranking(ranked, len(cands), len(args), strength)
+    return Ranking(ranked, len(cands), len(args), strength, next(iter(words.values()), None))

@@ -4,13 +4,16 @@
 with, and its word "projects" must not pull GitHub's projects tools up. So the values a request
 carries -- e-mail addresses, URLs, quoted strings, file names, paths, repository slugs
 (``owner/name``, where it looks like one), ``@user`` mentions and stand-alone numbers -- are taken out of the text that
-every field but ``parameters`` is matched against, by BM25 and by the embedder. The parameters
-field and the parameter-missing penalty (:mod:`toolret.scoring.arguments`) still read the whole
-request. Dates and proper nouns stay: "tomorrow" and "Slack" are often the intent.
+every field but ``parameters`` is matched against: by BM25 by default, by BM25 and the embedder
+with ``RetrievalConfig.intent_without_arguments="all"`` (docs/method.md §3a: the embedder reads a
+value in its sentence, and taking it out of the embedded text cost on the dev sets). The
+parameters field and the parameter-missing penalty (:mod:`toolret.scoring.arguments`) still read
+the whole request. Dates and proper nouns stay: "tomorrow" and "Slack" are often the intent.
 
-The search embeds this text beside the request's (one batch) and passes it to
-:func:`toolret.scoring.candidates.rank_tools` as the intent fields' own query; the dev-set signal
-cache (:mod:`toolret.eval.signals`) does the same, so the two stay one computation.
+:func:`toolret.scoring.candidates.rank_tools` matches this text by BM25
+(:func:`toolret.scoring.candidates.word_fields`); under ``"all"`` the search also embeds it beside
+the request (one batch) as the intent fields' own query. The dev-set signal cache
+(:mod:`toolret.eval.signals`) does the same, so the two stay one computation.
 
 Example:
     >>> intent_text('Clone ~/projects/site and email bob@example.com the file "notes.txt"')

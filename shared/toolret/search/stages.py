@@ -41,7 +41,7 @@ from toolret.index.framework_embedding import embed_queries
 from toolret.index.snapshot import Snapshot
 from toolret.memory.past_use import HistorySnapshot
 from toolret.results import ScoredTool, SearchResult, StagePath, TraceStep
-from toolret.scoring.candidates import query_fields, rank_tools, ranking_inputs
+from toolret.scoring.candidates import Ranking, query_fields, rank_tools, ranking_inputs
 from toolret.search.auto_k import select_auto
 from toolret.search.dependencies import keep_producers, resolve_dependencies
 from toolret.search.fusion import fuse_rankings, scored_tool
@@ -205,9 +205,18 @@ def stage_retrieve(state: SearchState) -> None:
             stage="mftr",
             path="offline",
             ms=timings.get("mftr", 0.0),
-            note=f"{state.rankings[0].n_args} argument value(s) spotted",
+            note=_mftr_note(state.rankings[0]),
         )
     )
+
+
+def _mftr_note(ranking: Ranking) -> str:
+    """The trace's word on the request's argument values, and the words matched without them (docs/method.md §3a)."""
+    note = f"{ranking.n_args} argument value(s) spotted"
+    if ranking.words is not None:
+        shown = ranking.words if len(ranking.words) <= 80 else ranking.words[:79] + "…"
+        note += f"; words matched without the values: {shown!r}"
+    return note
 
 
 def stage_fuse(state: SearchState) -> None:

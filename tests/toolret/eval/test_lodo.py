@@ -95,6 +95,7 @@ QUERIES = [
         "relevant": ["book_hotel", "search_flights"],
     },
     {"id": "q5", "query": "say this in French", "relevant": ["translate_text"]},
+    {"id": "q6", "query": "put 'the weather forecast for Paris' into French", "relevant": ["translate_text"]},
 ]
 
 
@@ -113,15 +114,16 @@ def _assert_engine_scores(kb: ToolKnowledgeBase, dataset, scores: np.ndarray) ->
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    ("hubness", "cosine", "strength"),
-    [(0.0, 0.0, 0.0), (-0.3, 2.5, 0.4), (0.5, 1.0, 1.5)],
+    ("hubness", "cosine", "strength", "intent"),
+    [(0.0, 0.0, 0.0, "words"), (-0.3, 2.5, 0.4, "off"), (0.5, 1.0, 1.5, "all")],
 )
 def test_cached_signals_rescore_like_the_engine(
-    tiny: Path, embedder, hubness: float, cosine: float, strength: float
+    tiny: Path, embedder, hubness: float, cosine: float, strength: float, intent: str
 ) -> None:
-    """The numpy re-scoring of a setting gives the engine's own ranking, query by query."""
+    """The numpy re-scoring of a setting gives the engine's own ranking, query by query, whichever
+    fields read the request without its argument values."""
     dataset = load_dataset(tiny)
-    sig = extract_signals(dataset, embedder, limit=None)
+    sig = extract_signals(dataset, embedder, limit=None, intent_without_arguments=intent)
     cfg = RetrievalConfig.preset("fast").model_copy(
         update={
             "lexical_weight": 0.6,
@@ -131,6 +133,7 @@ def test_cached_signals_rescore_like_the_engine(
             "strength_slope": strength,
             "strength_center": 1.0,
             "fusion": "heuristic",
+            "intent_without_arguments": intent,
         }
     )
     kb = ToolKnowledgeBase(None, embedder=embedder, config=cfg)
