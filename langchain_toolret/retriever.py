@@ -18,7 +18,7 @@ Example:
     >>> retriever = ToolRetriever.from_tools([get_weather, convert_currency], k=1)
     >>> doc = retriever.invoke("how many yen is 20 euros?")[0]
     >>> doc.id, doc.metadata["name"], sorted(doc.metadata)
-    ('convert_currency', 'convert_currency', ['anchor', 'field_scores', 'name', 'penalty', 'score', 'strength_shift', 'subtask'])
+    ('convert_currency', 'convert_currency', ['anchor', 'field_scores', 'floor_shift', 'name', 'penalty', 'score', 'strength_shift', 'subtask'])
     >>> [t.name for t in retriever.get_tools("is it raining in Paris?")]
     ['get_weather']
 """

@@ -34,8 +34,11 @@ class ScoredTool(BaseModel):
     anchor: float = 0.0
     #: The part of ``score`` the request's strength term moved (docs/method.md section 4a): the field
     #: evidence at this request's balance of words and meaning minus at the balance without it.
-    #: ``score - anchor - strength_shift`` is what ``k="auto"`` cuts on.
     strength_shift: float = 0.0
+    #: The part of ``score`` the ranking's BM25 deviation floor moved (``fusion.lexical_sd_floor`` below
+    #: ``fusion.evidence_sd_floor``; docs/method.md section 4a). ``score - anchor - strength_shift -
+    #: floor_shift`` is the field evidence ``k="auto"`` cuts on.
+    floor_shift: float = 0.0
     #: Set when the dependency stage (:mod:`toolret.search.dependencies`) brought this tool in: the
     #: id of the chosen tool whose identifier parameter it produces (``GET /search/movie`` for
     #: ``GET /movie/{movie_id}/credits``). ``k="auto"`` keeps such a tool with that tool.
@@ -52,6 +55,7 @@ class ScoredTool(BaseModel):
             "subtask": self.subtask,
             "anchor": self.anchor,
             "strength_shift": self.strength_shift,
+            "floor_shift": self.floor_shift,
         }
 
 

@@ -30,6 +30,7 @@ FLAT_NAMES: dict[str, tuple[str, str]] = {
         for name in (
             "lexical_weight",
             "lexical_sd_floor",
+            "evidence_sd_floor",
             "dense_sd_floor",
             "min_field_pool",
             "evidence_slope",

@@ -68,11 +68,19 @@ class FusionConfig(BaseModel):
         default=0.25, ge=0, le=1, description="Share of BM25 within each field, at neutral evidence and strength."
     )
     lexical_sd_floor: float = Field(
+        default=0.02,
+        ge=0,
+        le=1,
+        description="In the ranking, a field's BM25 deviation over the pool is at least this share of the "
+        "query's achievable BM25 (docs/method.md §4a).",
+    )
+    evidence_sd_floor: float = Field(
         default=0.08,
         ge=0,
         le=1,
-        description="A field's BM25 deviation over the pool is at least this share of the query's achievable "
-        "BM25, so one matching word among zeros is not ten standard deviations.",
+        description="The same floor for the field evidence that decides how many tools stand out (k='auto', "
+        "balanced's split_clear, the rerankers): at 0.08 one matching word among zeros is not ten standard "
+        "deviations. The ranking's own floor, lexical_sd_floor, may be lower: it orders tools, this counts them.",
     )
     dense_sd_floor: float = Field(
         default=0.05, ge=0, le=1, description="The cosine deviation over the pool is at least this (cosine units)."

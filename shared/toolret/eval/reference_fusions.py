@@ -41,6 +41,7 @@ REFERENCE_FUSIONS: dict[str, dict[str, Any]] = {
             "method": "heuristic",
             "lexical_weight": 0.35,
             "lexical_sd_floor": 0.02,
+            "evidence_sd_floor": 0.02,
             "hubness_weight": -0.4,
             "cosine_weight": 0.0,
             "strength_slope": 0.0,

@@ -166,10 +166,11 @@ def extract_signals(
     for q, (qvec, fields) in zip(queries, inputs):
         fields = fields or {}
         tokens = analyze_query(q.query)
-        words = word_fields(query_side, q.query, fields)
-        word_tokens = analyze_query(next(iter(words.values()))) if words else tokens
+        bm25_texts = word_fields(query_side, q.query, fields)
+        word_tokens = analyze_query(next(iter(bm25_texts.values()))) if bm25_texts else tokens
         field_tokens = [
-            analyze_query(fields[f][0]) if f in fields else word_tokens if f in words else tokens for f in INDEX_FIELDS
+            analyze_query(fields[f][0]) if f in fields else word_tokens if f in bm25_texts else tokens
+            for f in INDEX_FIELDS
         ]
         lex_all = [snap.lexical[f].scores(field_tokens[i]) for i, f in enumerate(INDEX_FIELDS)]
         dense_all = [dense_scores(snap, f, fields[f][1] if f in fields else qvec) for f in INDEX_FIELDS]

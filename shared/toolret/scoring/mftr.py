@@ -40,6 +40,7 @@ __all__ = [
     "FieldSignals",
     "cosine_anchor",
     "evidence_score",
+    "floor_shift",
     "lexical_strength",
     "normalize_field",
     "parameter_penalty",
@@ -149,6 +150,29 @@ def strength_shift(
     return delta_beta * total / weight_sum
 
 
+def floor_shift(
+    beta: float,
+    weights: dict[str, float],
+    lex_cols: Sequence[np.ndarray],
+    evidence_lex_cols: Sequence[np.ndarray],
+    weight_sum: np.ndarray,
+) -> np.ndarray:
+    """Per candidate, what the ranking's lower BM25 deviation floor added to the score: the fused evidence
+    with the ranking's lexical z-scores minus with the evidence's (``fusion.evidence_sd_floor``), at the
+    lexical share without the strength term (exact: the mix is linear in the z-scores).
+
+    The two floors do two jobs. Ordering the tools, a low floor lets a request in the registry's own
+    words, whose many shared words spread the pool's BM25 thinly against its achievable BM25, count
+    them (seal_dev R@5 .815 -> .849 with .02 instead of .08). Counting the tools that stand out
+    (``k="auto"``), the unit floor keeps one word among zeros from being ten deviations: cut on the
+    low floor's scores, toole_multi's TRACC fell .465 -> .444.
+    """
+    total = np.zeros_like(weight_sum)
+    for field, lex, lex_e in zip(INDEX_FIELDS, lex_cols, evidence_lex_cols):
+        total += weights[field] * (lex - lex_e)
+    return beta * total / weight_sum
+
+
 def lexical_strength(signals: FieldSignals) -> float:
     """The request's best description BM25 over its candidates, in units of log(N + 1) for a registry
     of N tools (0 without a description field).
@@ -168,18 +192,20 @@ def lexical_strength(signals: FieldSignals) -> float:
 
 
 def pool_statistics(
-    signals: FieldSignals, fields: Sequence[str], config: RetrievalConfig
+    signals: FieldSignals, fields: Sequence[str], config: RetrievalConfig, lexical_sd_floor: float | None = None
 ) -> tuple[tuple[float, float], tuple[float, float]]:
     """(mean, sd) of BM25 and of cosine over every (candidate, field) pair of the query's pool.
 
     Used by ``zscore`` for a field that fewer than ``min_field_pool`` candidates have: alone, a
     tool with LLM-written questions would be the whole pool of that field and score 0 on it.
+    ``lexical_sd_floor``: the BM25 floor's share (default: the ranking's, ``fusion.lexical_sd_floor``).
     """
+    share = config.fusion.lexical_sd_floor if lexical_sd_floor is None else lexical_sd_floor
     lex = [signals.lexical[f][signals.present[f]] for f in fields]
     cos = [signals.dense[f][signals.present[f]] for f in fields]
     lex_all = np.concatenate(lex).astype(np.float64) if lex else np.zeros(0)
     cos_all = np.concatenate(cos).astype(np.float64) if cos else np.zeros(0)
-    lex_floor = config.fusion.lexical_sd_floor * max((signals.lexical_bound.get(f, 0.0) for f in fields), default=0.0)
+    lex_floor = share * max((signals.lexical_bound.get(f, 0.0) for f in fields), default=0.0)
     if not len(lex_all):
         return (0.0, lex_floor), (0.0, config.fusion.dense_sd_floor)
     return (
@@ -195,6 +221,7 @@ def normalize_field(
     bound: float,
     config: RetrievalConfig,
     shared: tuple[tuple[float, float], tuple[float, float]] | None = None,
+    lexical_sd_floor: float | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """One field's BM25 and cosine of the candidates, made comparable: z-scores over the candidates
     that have the field.
@@ -202,8 +229,10 @@ def normalize_field(
     A signal's spread is taken as at least ``dense_sd_floor`` / ``lexical_sd_floor`` x bound, so in
     a tiny or flat pool a difference below that floor is not stretched into a whole standard
     deviation; a field that fewer than ``min_field_pool`` candidates have is standardised with the
-    statistics of all the query's fields (``shared``, :func:`pool_statistics`).
+    statistics of all the query's fields (``shared``, :func:`pool_statistics`). ``lexical_sd_floor``
+    overrides the BM25 floor's share (the field evidence's, ``fusion.evidence_sd_floor``).
     """
+    share = config.fusion.lexical_sd_floor if lexical_sd_floor is None else lexical_sd_floor
     lex = lexical.astype(np.float64)
     cos = dense.astype(np.float64)
     n = len(lex)
@@ -211,9 +240,7 @@ def normalize_field(
         return np.zeros(n), np.zeros(n)
     out = []
     few = shared is not None and int(present.sum()) < config.fusion.min_field_pool
-    for i, (x, floor) in enumerate(
-        ((lex, config.fusion.lexical_sd_floor * bound), (cos, config.fusion.dense_sd_floor))
-    ):
+    for i, (x, floor) in enumerate(((lex, share * bound), (cos, config.fusion.dense_sd_floor))):
         if few:
             mean, sd = shared[i]  # type: ignore[index]
         else:
@@ -317,13 +344,19 @@ def score_candidates(
     weight_sum = np.zeros(n, dtype=np.float64)
     per_field: dict[str, np.ndarray] = {}
     zeros = np.zeros(n, dtype=np.float64)
-    shared = pool_statistics(signals, [f for f in INDEX_FIELDS if f in signals.present], config)
+    active = [f for f in INDEX_FIELDS if f in signals.present]
+    shared = pool_statistics(signals, active, config)
+    evidence_floor = fusion.evidence_sd_floor
+    split_floor = evidence_floor != fusion.lexical_sd_floor
+    shared_e = pool_statistics(signals, active, config, evidence_floor) if split_floor else shared
     lex_cols: list[np.ndarray] = []
+    evidence_lex_cols: list[np.ndarray] = []
     dense_cols: list[np.ndarray] = []
     present_cols: list[np.ndarray] = []
     for field in INDEX_FIELDS:
         if field not in signals.present:  # switched off (RetrievalConfig.fields): no signal, no weight
             lex_cols.append(zeros)
+            evidence_lex_cols.append(zeros)
             dense_cols.append(zeros)
             present_cols.append(zeros)
             continue
@@ -334,6 +367,17 @@ def score_candidates(
         )
         s_f = np.where(present, beta * lex_norm + (1.0 - beta) * dense, 0.0)
         lex_cols.append(np.where(present, lex_norm, 0.0))
+        if split_floor:
+            lex_e, _ = normalize_field(
+                signals.lexical[field],
+                signals.dense[field],
+                present,
+                signals.lexical_bound.get(field, 0.0),
+                config,
+                shared_e,
+                evidence_floor,
+            )
+            evidence_lex_cols.append(np.where(present, lex_e, 0.0))
         dense_cols.append(np.where(present, dense, 0.0))
         present_cols.append(present.astype(np.float64))
         per_field[field] = s_f
@@ -352,6 +396,7 @@ def score_candidates(
     if anchor is not None:
         base = base + anchor
     shift = strength_shift(beta - base_beta, weights, lex_cols, dense_cols, weight_sum) if beta != base_beta else None
+    moved = floor_shift(base_beta, weights, lex_cols, evidence_lex_cols, weight_sum) if split_floor else None
 
     cand = signals.candidates.tolist()
     fit = ArgumentFit(args, query_words)
@@ -394,4 +439,5 @@ def score_candidates(
         cosine=raw_cos,
         anchor=anchor if learned is None else None,
         strength_shift=shift if learned is None and config.fusion.method != "learned" else None,
+        floor_shift=moved if learned is None and config.fusion.method != "learned" else None,
     )

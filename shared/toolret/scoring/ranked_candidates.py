@@ -43,6 +43,8 @@ class CandidateScore:
     anchor: float = 0.0
     #: The part of ``score`` the request's strength term moved (:func:`toolret.scoring.mftr.strength_shift`).
     strength_shift: float = 0.0
+    #: The part of ``score`` the ranking's BM25 floor moved (:func:`toolret.scoring.mftr.floor_shift`).
+    floor_shift: float = 0.0
 
 
 class RankedCandidates(Sequence[CandidateScore]):
@@ -67,6 +69,7 @@ class RankedCandidates(Sequence[CandidateScore]):
         cosine: np.ndarray,
         anchor: np.ndarray | None = None,
         strength_shift: np.ndarray | None = None,
+        floor_shift: np.ndarray | None = None,
     ) -> None:
         self._candidates = candidates
         self._order = order
@@ -78,6 +81,7 @@ class RankedCandidates(Sequence[CandidateScore]):
         self._cosine = cosine
         self._anchor = anchor
         self._strength_shift = strength_shift
+        self._floor_shift = floor_shift
         self._made: list[CandidateScore | None] = [None] * len(order)
         self._position: dict[int, int] | None = None
 
@@ -131,6 +135,7 @@ class RankedCandidates(Sequence[CandidateScore]):
             float(self._cosine[row]),
             0.0 if self._anchor is None else float(self._anchor[row]),
             0.0 if self._strength_shift is None else float(self._strength_shift[row]),
+            0.0 if self._floor_shift is None else float(self._floor_shift[row]),
         )
 
 

@@ -6,9 +6,10 @@ z-scores over the query's candidate pool, so the best tool's score says how far 
 a tool is kept when it stands out at least ``1 - ratio`` as far as the best (``ratio`` 0.3: 70 %)
 and lies within ``margin`` of it. The ratio adapts to the query: a clear winner (3 sd above the
 pool) keeps only rivals that are clear too, a flat pool keeps its near-ties. What is compared is
-each tool's evidence, ``score - anchor - strength_shift``: the embedder's anchor (docs/method.md
-section 4a) is in cosine units, not z-units, and the strength term changes the balance of words and
-meaning per request, so both order the tools but do not decide how many stand out.
+each tool's evidence, ``score - anchor - strength_shift - floor_shift``: the embedder's anchor
+(docs/method.md section 4a) is in cosine units, not z-units, the strength term changes the balance
+of words and meaning per request, and the ranking's lower BM25 floor lets many thinly spread shared
+words count, so all three order the tools but do not decide how many stand out.
 
 With sub-tasks (``balanced``'s plans), the tools chosen for the request as a whole form one group
 cut that way, and each sub-task adds its best tool -- one tool per part of the request, the count
@@ -33,7 +34,7 @@ __all__ = ["NOT_EVIDENCE", "auto_cut", "field_evidence", "select_auto"]
 #: The parts of a score that are not field evidence in z-units: the embedder's anchor (cosine units)
 #: and what the request's strength term moved (docs/method.md section 4a). They order the tools;
 #: the cut, ``split_clear`` and a reranker that rescales or reorders scores treat them alike.
-NOT_EVIDENCE = ("anchor", "strength_shift")
+NOT_EVIDENCE = ("anchor", "strength_shift", "floor_shift")
 
 
 class _Scored(Protocol):
@@ -43,6 +44,8 @@ class _Scored(Protocol):
     def anchor(self) -> float: ...
     @property
     def strength_shift(self) -> float: ...
+    @property
+    def floor_shift(self) -> float: ...
 
 
 def auto_cut(scores: Sequence[float], *, margin: float, max_k: int, min_k: int = 1, ratio: float | None = None) -> int:

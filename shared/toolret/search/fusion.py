@@ -114,6 +114,7 @@ def scored_tool(
         similarity=round(cand.cosine, 6),
         anchor=round(cand.anchor, 6),
         strength_shift=round(cand.strength_shift, 6),
+        floor_shift=round(cand.floor_shift, 6),
         serves=serves,
     )
 

@@ -189,11 +189,35 @@ def test_pool_normalisation_ranks_a_strong_lexical_match_above_a_weak_dense_one(
         cfg = _fast().model_copy(update={**no_pen, **extra})
         return score_candidates(sig, docs, cfg, args=[], query_words=set(), name_matches=set())[0].index
 
-    # Over the candidate pool alone, BM25 8 is an outlier and a 0.47 cosine only the top of an even spread.
-    assert top(lexical_sd_floor=0.02) == 0
-    # With the default unit floor (8 % of the query's achievable BM25), 8 of 60 is at most 1.7 sd:
-    # a match of 13 % of the query no longer outvotes the best dense match.
-    assert top() == 1
+    # Over the candidate pool alone, BM25 8 is an outlier and a 0.47 cosine only the top of an even spread:
+    # the ranking's default floor (2 % of the query's achievable BM25) lets it win.
+    assert top() == top(lexical_sd_floor=0.02) == 0
+    # With the unit floor (8 %), 8 of 60 is at most 1.7 sd: a match of 13 % of the query no longer
+    # outvotes the best dense match.
+    assert top(lexical_sd_floor=0.08) == 1
+
+
+def test_the_field_evidence_reads_the_unit_floor_whatever_floor_orders_the_tools():
+    """score - floor_shift is, tool by tool, the score the evidence's floor gives (k="auto" counts on it),
+    while the ranking's own floor orders them; with one floor for both there is no shift."""
+    from toolret.search.auto_k import field_evidence
+
+    docs = [ToolDoc(name=f"t{i}", description="x") for i in range(20)]
+    sig = _six(POOL_LEX, POOL_DENSE, bound=60.0)
+    base = {"penalty": PenaltyConfig(enabled=False), "lexical_weight": 0.35, "cosine_weight": 0.0}
+    evidence = _fast().model_copy(update={**base, "lexical_sd_floor": 0.08, "evidence_sd_floor": 0.08})
+    ranking = _fast().model_copy(update={**base, "lexical_sd_floor": 0.02, "evidence_sd_floor": 0.08})
+
+    def scored(cfg):
+        ranked = score_candidates(sig, docs, cfg, args=[], query_words=set(), name_matches=set())
+        return {c.index: c for c in ranked}
+
+    at_unit, split = scored(evidence), scored(ranking)
+    assert all(c.floor_shift == 0.0 for c in at_unit.values())
+    assert max(abs(c.floor_shift) for c in split.values()) > 0.5  # the outlier moved
+    for i, c in split.items():
+        expected = at_unit[i].score - at_unit[i].strength_shift
+        assert field_evidence(c) + c.anchor == pytest.approx(expected, abs=1e-9)
 
 
 def test_pool_normalisation_does_not_depend_on_the_scale_of_a_signal():
@@ -370,7 +394,8 @@ def test_vectorised_scores_equal_the_candidate_at_a_time_formula_exactly(learned
 
 @pytest.mark.parametrize("n", [30, 30_000])
 def test_a_lexical_z_score_is_bounded_by_the_share_of_the_query_a_tool_matches(n: int) -> None:
-    """Whatever the pool's size or sparsity, z <= (BM25 / achievable BM25) / lexical_sd_floor."""
+    """Whatever the pool's size or sparsity, z <= (BM25 / achievable BM25) / floor, for the ranking's
+    floor and for the field evidence's (the unit floor)."""
     from toolret.scoring.mftr import normalize_field
 
     cfg = _fast()
@@ -380,9 +405,11 @@ def test_a_lexical_z_score_is_bounded_by_the_share_of_the_query_a_tool_matches(n
         lex = np.where(rng.random(n) < share_nonzero, rng.uniform(0.5, bound, n), 0.0)
         lex[0] = 3.0  # one word of four
         dense = rng.uniform(0.1, 0.5, n)
-        z, _ = normalize_field(lex, dense, np.ones(n, dtype=bool), bound, cfg)
-        assert (z <= lex / bound / cfg.fusion.lexical_sd_floor + 1e-9).all()
-        assert z[0] <= 3.2  # one word of four is worth at most 3.1 sd, never the 10+ a near-empty field gave
+        for floor in (cfg.fusion.lexical_sd_floor, cfg.fusion.evidence_sd_floor):
+            z, _ = normalize_field(lex, dense, np.ones(n, dtype=bool), bound, cfg, lexical_sd_floor=floor)
+            assert (z <= lex / bound / floor + 1e-9).all()
+        # as evidence, one word of four is worth at most 3.1 sd, never the 10+ a near-empty field gave
+        assert z[0] <= 3.2
 
 
 def test_one_matching_word_in_a_sparse_field_does_not_outvote_a_clear_description_match() -> None:
@@ -420,8 +447,10 @@ def test_one_matching_word_in_a_sparse_field_does_not_outvote_a_clear_descriptio
         cfg = _fast().with_(lexical_sd_floor=floor)
         return float(normalize_field(lex_params, np.zeros(n), np.ones(n, dtype=bool), 6.0, cfg)[0][1])
 
-    # One word of three in a field where nothing else matches: 5.4 sd with the old floor, 4.0 now.
-    assert lone_match_z(0.02) > 5.0 and lone_match_z(RetrievalConfig().fusion.lexical_sd_floor) < 4.1
+    # One word of three in a field where nothing else matches: 5.4 sd with the ranking's floor, 4.0 as the
+    # evidence k="auto" counts on (the unit floor); the ranking above still puts send_email first.
+    fusion = RetrievalConfig().fusion
+    assert lone_match_z(fusion.lexical_sd_floor) > 5.0 and lone_match_z(fusion.evidence_sd_floor) < 4.1
 
 
 def test_one_rare_word_in_a_sparse_field_does_not_overturn_a_wide_cosine_gap():

@@ -120,6 +120,29 @@ def test_auto_k_search_returns_a_small_precise_set(embedder):
         kb.search("weather", k="many")  # type: ignore[arg-type]
 
 
+def test_a_search_reports_what_the_rankings_lower_floor_moved(make_kb):
+    # End to end: the field evidence of each tool (what k="auto" counts on) is the score the unit floor
+    # gives it, though the ranking's lower floor ordered the tools.
+    from toolret import RetrievalConfig, ToolDoc
+    from toolret.search.auto_k import field_evidence
+
+    # twenty tools of one word each, a request that names eight: every BM25 is one word's, spread thinly
+    # against the request's achievable BM25, where the unit floor binds
+    words = "invoice weather calendar password playlist ticket recipe flight hotel translate currency email"
+    words += " backup printer thermostat parcel podcast stock lyrics taxi"
+    kb = make_kb([ToolDoc(name=f"{w}_tool", description=f"Handle the {w} of a user.") for w in words.split()])
+    request = "my invoice weather calendar password playlist ticket recipe flight"
+    default = RetrievalConfig.preset("fast")
+    assert default.fusion.lexical_sd_floor < default.fusion.evidence_sd_floor
+    split = {t.id: t for t in kb.search(request, k=4).tools}
+    unit = {t.id: t for t in kb.search(request, k=4, config=default.with_(lexical_sd_floor=0.08)).tools}
+    assert max(abs(t.floor_shift) for t in split.values()) > 0.01  # the lower floor moved the scores
+    assert all(t.floor_shift == 0.0 for t in unit.values())
+    for tool_id, tool in split.items():
+        assert field_evidence(tool) == pytest.approx(field_evidence(unit[tool_id]), abs=1e-5)
+    assert "floor_shift" in split["invoice_tool"].evidence()
+
+
 def test_a_search_reports_what_the_strength_term_moved(make_kb):
     # End to end: the shift reaches the result, and score - anchor - strength_shift is the score the
     # same request gets without the strength term (minus its anchor), the evidence k="auto" cuts on.
