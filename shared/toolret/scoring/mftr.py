@@ -144,10 +144,22 @@ def strength_shift(
     without the term, would keep fewer tools (nestful_nonexec TRACC .544 → .453 on cached signals;
     .549 cutting without it).
     """
+    return _weighted_difference(delta_beta, weights, lex_cols, dense_cols, weight_sum)
+
+
+def _weighted_difference(
+    share: float,
+    weights: dict[str, float],
+    first: Sequence[np.ndarray],
+    second: Sequence[np.ndarray],
+    weight_sum: np.ndarray,
+) -> np.ndarray:
+    """share x the field-weighted mean of (first - second), per candidate: how much a change of one
+    signal's z-scores (or of the share between two) moves the fused score, the mix being linear."""
     total = np.zeros_like(weight_sum)
-    for field, lex, dense in zip(INDEX_FIELDS, lex_cols, dense_cols):
-        total += weights[field] * (lex - dense)
-    return delta_beta * total / weight_sum
+    for field, a, b in zip(INDEX_FIELDS, first, second):
+        total += weights[field] * (a - b)
+    return share * total / weight_sum
 
 
 def floor_shift(
@@ -167,10 +179,7 @@ def floor_shift(
     (``k="auto"``), the unit floor keeps one word among zeros from being ten deviations: cut on the
     low floor's scores, toole_multi's TRACC fell .465 -> .444.
     """
-    total = np.zeros_like(weight_sum)
-    for field, lex, lex_e in zip(INDEX_FIELDS, lex_cols, evidence_lex_cols):
-        total += weights[field] * (lex - lex_e)
-    return beta * total / weight_sum
+    return _weighted_difference(beta, weights, lex_cols, evidence_lex_cols, weight_sum)
 
 
 def lexical_strength(signals: FieldSignals) -> float:
