@@ -42,6 +42,7 @@ __all__ = [
     "evidence_score",
     "floor_shift",
     "lexical_strength",
+    "lexical_zscores",
     "normalize_field",
     "parameter_penalty",
     "pool_statistics",
@@ -241,21 +242,41 @@ def normalize_field(
     statistics of all the query's fields (``shared``, :func:`pool_statistics`). ``lexical_sd_floor``
     overrides the BM25 floor's share (the field evidence's, ``fusion.evidence_sd_floor``).
     """
+    few = _few(present, config, shared)
+    lex = lexical_zscores(lexical, present, bound, config, shared, lexical_sd_floor)
+    cos = _standardise(dense, present, config.fusion.dense_sd_floor, shared[1] if few else None)  # type: ignore[index]
+    return lex, cos
+
+
+def lexical_zscores(
+    lexical: np.ndarray,
+    present: np.ndarray,
+    bound: float,
+    config: RetrievalConfig,
+    shared: tuple[tuple[float, float], tuple[float, float]] | None = None,
+    lexical_sd_floor: float | None = None,
+) -> np.ndarray:
+    """The BM25 half of :func:`normalize_field`: what the field evidence needs at its own floor."""
     share = config.fusion.lexical_sd_floor if lexical_sd_floor is None else lexical_sd_floor
-    lex = lexical.astype(np.float64)
-    cos = dense.astype(np.float64)
-    n = len(lex)
+    few = _few(present, config, shared)
+    return _standardise(lexical, present, share * bound, shared[0] if few else None)  # type: ignore[index]
+
+
+def _few(
+    present: np.ndarray, config: RetrievalConfig, shared: tuple[tuple[float, float], tuple[float, float]] | None
+) -> bool:
+    """Whether too few candidates have the field to standardise it over itself (``min_field_pool``)."""
+    return shared is not None and int(present.sum()) < config.fusion.min_field_pool
+
+
+def _standardise(x: np.ndarray, present: np.ndarray, floor: float, stats: tuple[float, float] | None) -> np.ndarray:
+    """z-scores of ``x`` over the candidates ``present``, the deviation at least ``floor``, or with the
+    pool-wide (mean, sd) ``stats``; 0 for absent candidates and for a pool with no spread at all."""
+    x = x.astype(np.float64)
     if not present.any():
-        return np.zeros(n), np.zeros(n)
-    out = []
-    few = shared is not None and int(present.sum()) < config.fusion.min_field_pool
-    for i, (x, floor) in enumerate(((lex, share * bound), (cos, config.fusion.dense_sd_floor))):
-        if few:
-            mean, sd = shared[i]  # type: ignore[index]
-        else:
-            mean, sd = float(x[present].mean()), max(float(x[present].std()), floor)
-        out.append(np.where(present, (x - mean) / sd, 0.0) if sd > 0 else np.zeros(n))
-    return out[0], out[1]
+        return np.zeros(len(x))
+    mean, sd = stats if stats is not None else (float(x[present].mean()), max(float(x[present].std()), floor))
+    return np.where(present, (x - mean) / sd, 0.0) if sd > 0 else np.zeros(len(x))
 
 
 def cosine_anchor(signals: FieldSignals, raw_dense: dict[str, np.ndarray], best: np.ndarray) -> np.ndarray:
@@ -377,15 +398,8 @@ def score_candidates(
         s_f = np.where(present, beta * lex_norm + (1.0 - beta) * dense, 0.0)
         lex_cols.append(np.where(present, lex_norm, 0.0))
         if split_floor:
-            lex_e, _ = normalize_field(
-                signals.lexical[field],
-                signals.dense[field],
-                present,
-                signals.lexical_bound.get(field, 0.0),
-                config,
-                shared_e,
-                evidence_floor,
-            )
+            bound = signals.lexical_bound.get(field, 0.0)
+            lex_e = lexical_zscores(signals.lexical[field], present, bound, config, shared_e, evidence_floor)
             evidence_lex_cols.append(np.where(present, lex_e, 0.0))
         dense_cols.append(np.where(present, dense, 0.0))
         present_cols.append(present.astype(np.float64))
