@@ -138,7 +138,7 @@ def extract_signals(
     from toolret.index.hubness import tool_hubness
     from toolret.index.lexical import analyze_query
     from toolret.scoring.arguments import spot_arguments
-    from toolret.scoring.candidates import named_tools, ranking_inputs, top_n, word_fields
+    from toolret.scoring.candidates import field_tokens, named_tools, ranking_inputs, top_n
     from toolret.scoring.evidence import registry_df
     from toolret.scoring.mftr import parameter_penalty
 
@@ -166,13 +166,9 @@ def extract_signals(
     for q, (qvec, fields) in zip(queries, inputs):
         fields = fields or {}
         tokens = analyze_query(q.query)
-        bm25_texts = word_fields(query_side, q.query, fields)
-        word_tokens = analyze_query(next(iter(bm25_texts.values()))) if bm25_texts else tokens
-        field_tokens = [
-            analyze_query(fields[f][0]) if f in fields else word_tokens if f in bm25_texts else tokens
-            for f in INDEX_FIELDS
-        ]
-        lex_all = [snap.lexical[f].scores(field_tokens[i]) for i, f in enumerate(INDEX_FIELDS)]
+        per_field, _ = field_tokens(query_side, q.query, tokens, INDEX_FIELDS, fields)
+        bm25_tokens = [per_field[f] for f in INDEX_FIELDS]
+        lex_all = [snap.lexical[f].scores(bm25_tokens[i]) for i, f in enumerate(INDEX_FIELDS)]
         dense_all = [dense_scores(snap, f, fields[f][1] if f in fields else qvec) for f in INDEX_FIELDS]
         best_rank = np.full(n_tools, _RANK_NONE, dtype=np.int64)
         for i, f in enumerate(INDEX_FIELDS):
@@ -194,7 +190,7 @@ def extract_signals(
                 "dense": np.stack([dense_all[i][cands] for i in range(F)], axis=1),
                 "present": np.stack([snap.present[f][cands] for f in INDEX_FIELDS], axis=1),
                 "bound": np.array(
-                    [snap.lexical[f].upper_bound(field_tokens[i]) for i, f in enumerate(INDEX_FIELDS)], dtype=np.float32
+                    [snap.lexical[f].upper_bound(bm25_tokens[i]) for i, f in enumerate(INDEX_FIELDS)], dtype=np.float32
                 ),
                 "rank": np.where(np.isin(cands, list(named)), 0, best_rank[cands]),
                 "named": np.isin(cands, list(named)),

@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import time
-from collections.abc import Collection
+from collections.abc import Collection, Mapping, Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -26,7 +26,16 @@ from toolret.scoring.intent import INTENT_FIELDS, intent_field_texts, intent_tex
 from toolret.scoring.mftr import FieldSignals, evidence_score, lexical_strength, score_candidates
 from toolret.scoring.ranked_candidates import RankedCandidates
 
-__all__ = ["Ranking", "named_tools", "query_fields", "rank_tools", "ranking_inputs", "top_n", "word_fields"]
+__all__ = [
+    "Ranking",
+    "field_tokens",
+    "named_tools",
+    "query_fields",
+    "rank_tools",
+    "ranking_inputs",
+    "top_n",
+    "word_fields",
+]
 
 _QUERY_WORDS = re.compile(r"[\w.]+", re.UNICODE)
 
@@ -99,6 +108,27 @@ def word_fields(config: RetrievalConfig, text: str, own: Collection[str] = ()) -
     return {f: intent for f in INTENT_FIELDS if f not in own}
 
 
+def field_tokens(
+    config: RetrievalConfig,
+    text: str,
+    main_tokens: list[str],
+    fields: Sequence[str],
+    field_queries: Mapping[str, tuple[str, object]],
+) -> tuple[dict[str, list[str]], str | None]:
+    """The analysed words BM25 matches in each of ``fields``: a field's own query's (``field_queries``),
+    else the request's without its argument values (:func:`word_fields`), else the request's
+    (``main_tokens``); and that argument-free text, None when unused. The engine
+    (:func:`rank_tools`) and the dev-set signal cache (:mod:`toolret.eval.signals`) both read it."""
+    words = word_fields(config, text, field_queries)
+    word_text = next(iter(words.values()), None)
+    word_tokens = analyze_query(word_text) if word_text is not None else main_tokens
+    tokens = {
+        f: analyze_query(field_queries[f][0]) if f in field_queries else word_tokens if f in words else main_tokens
+        for f in fields
+    }
+    return tokens, word_text
+
+
 def ranking_inputs(
     embedder: object, config: RetrievalConfig, texts: list[str], dim: int = 0
 ) -> list[tuple[np.ndarray, dict[str, tuple[str, np.ndarray]] | None]]:
@@ -145,12 +175,7 @@ def rank_tools(
     field_queries = field_queries or {}
     fields = config.active_fields
     main_tokens = analyze_query(text)
-    words = word_fields(config, text, field_queries)
-    word_tokens = analyze_query(next(iter(words.values()))) if words else main_tokens
-    tokens = {
-        f: analyze_query(field_queries[f][0]) if f in field_queries else word_tokens if f in words else main_tokens
-        for f in fields
-    }
+    tokens, word_text = field_tokens(config, text, main_tokens, fields, field_queries)
     vectors = {f: field_queries[f][1] if f in field_queries else qvec for f in fields}
     n = config.candidates_per_field
     lex_all = {f: snap.lexical[f].scores(tokens[f]) for f in fields}
@@ -210,4 +235,4 @@ def rank_tools(
         end = time.perf_counter()
         timings["candidates"] = timings.get("candidates", 0.0) + (scoring_start - start) * 1000
         timings["mftr"] = timings.get("mftr", 0.0) + (end - scoring_start) * 1000
-    return Ranking(ranked, len(cands), len(args), strength, next(iter(words.values()), None))
+    return Ranking(ranked, len(cands), len(args), strength, word_text)
