@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from toolret import QueryError, ScoredTool
-from toolret.search.auto_k import auto_cut, select_auto
+from toolret.search.auto_k import NOT_EVIDENCE, auto_cut, select_auto
 
 
 def test_auto_cut_keeps_scores_within_margin_of_the_best():
@@ -27,30 +27,31 @@ def test_the_ratio_cut_adapts_to_how_far_the_best_stands_out():
     assert auto_cut([-0.2, -0.2, -0.5], margin=1.0, ratio=0.3, max_k=5) == 2  # a best at or below 0: its ties
 
 
-def test_the_cut_reads_the_field_evidence_not_the_embedders_anchor():
-    # c stands out only through the anchor (cosine_weight x its cosine above the pool's): by score it
-    # passes (3.1 >= 4.0 - 1.0), by evidence it does not (2.1 < 72 % of the best evidence, 3.3)
+@pytest.mark.parametrize(
+    ("part", "scores", "parts", "ratio", "by_evidence", "by_score"),
+    [
+        # c stands out only through the anchor (cosine_weight x its cosine above the pool's): by score it
+        # passes (3.1 >= 4.0 - 1.0), by evidence it does not (2.1 < 72 % of the best evidence, 3.3)
+        ("anchor", (4.0, 3.5, 3.1), (1.0, 0.2, 1.0), 0.28, ["a", "b"], ["a", "b", "c"]),
+        # A request in the registry's own words leans on words: a's lexical z-score lifts it 4.0 above b,
+        # where the balance without the strength term sees two near-equals (a 3.0, b 2.6): both stand out.
+        ("strength_shift", (7.0, 3.0, 1.0), (4.0, 0.4, 0.2), 0.26, ["a", "b"], ["a"]),
+        # The ranking's low BM25 floor stretches a's thinly spread words; at the unit floor a and b are
+        # near-equals (a 3.2, b 2.7) and both stand out.
+        ("floor_shift", (6.0, 3.0, 1.0), (2.8, 0.3, 0.1), 0.26, ["a", "b"], ["a"]),
+    ],
+)
+def test_the_cut_reads_the_field_evidence_without_each_part_that_is_not_evidence(
+    part: str, scores: tuple[float, ...], parts: tuple[float, ...], ratio: float, by_evidence, by_score
+):
+    assert part in NOT_EVIDENCE
     tools = [
-        ScoredTool(id="a", name="a", score=4.0, anchor=1.0),
-        ScoredTool(id="b", name="b", score=3.5, anchor=0.2),
-        ScoredTool(id="c", name="c", score=3.1, anchor=1.0),
+        ScoredTool(id=tool_id, name=tool_id, score=score, **{part: value})
+        for tool_id, score, value in zip("abc", scores, parts)
     ]
-    assert [t.id for t in select_auto(tools, margin=1.0, ratio=0.28, max_k=5)] == ["a", "b"]
-    no_anchor = [t.model_copy(update={"anchor": 0.0}) for t in tools]
-    assert [t.id for t in select_auto(no_anchor, margin=1.0, ratio=0.28, max_k=5)] == ["a", "b", "c"]
-
-
-def test_the_cut_reads_the_evidence_without_the_strength_term():
-    # A request in the registry's own words leans on words: a's lexical z-score lifts it 4.0 above b,
-    # where the balance without the strength term sees two near-equals (a 3.0, b 2.6): both stand out.
-    tools = [
-        ScoredTool(id="a", name="a", score=7.0, strength_shift=4.0),
-        ScoredTool(id="b", name="b", score=3.0, strength_shift=0.4),
-        ScoredTool(id="c", name="c", score=1.0, strength_shift=0.2),
-    ]
-    assert [t.id for t in select_auto(tools, margin=1.0, ratio=0.26, max_k=5)] == ["a", "b"]
-    unshifted = [t.model_copy(update={"strength_shift": 0.0}) for t in tools]
-    assert [t.id for t in select_auto(unshifted, margin=1.0, ratio=0.26, max_k=5)] == ["a"]
+    assert [t.id for t in select_auto(tools, margin=1.0, ratio=ratio, max_k=5)] == by_evidence
+    without = [t.model_copy(update={part: 0.0}) for t in tools]
+    assert [t.id for t in select_auto(without, margin=1.0, ratio=ratio, max_k=5)] == by_score
 
 
 def test_auto_k_picks_the_right_count_on_a_crafted_score_distribution():
